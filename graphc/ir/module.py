@@ -1,0 +1,135 @@
+"""IRModule: the unit every pass consumes and produces, functions keyed by GlobalVar."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from .node import Node, node
+
+
+@node
+class GlobalVar(Node):
+    """A module-level name that calls and module look-ups refer to."""
+
+    name_hint: str
+
+    def __repr__(self) -> str:
+        return f"I.GlobalVar({self.name_hint!r})"
+
+
+class IRModule:
+    """A collection of functions (PrimFuncs, later Relax functions) plus module attributes.
+
+    >>> from graphc import tir
+    >>> mod = IRModule({"main": tir.PrimFunc([], tir.Evaluate(0))})
+    >>> [gv.name_hint for gv in mod.get_global_vars()]
+    ['main']
+    """
+
+    __slots__ = ("functions", "attrs", "_by_name")
+
+    def __init__(self, functions=None, attrs=None):
+        self.functions: dict[GlobalVar, object] = {}
+        self._by_name: dict[str, GlobalVar] = {}
+        self.attrs: dict = dict(attrs or {})
+        for key, func in (functions or {}).items():
+            self[key] = func
+
+    # -- look-up -------------------------------------------------------------------------
+    def get_global_var(self, name: str) -> GlobalVar:
+        try:
+            return self._by_name[name]
+        except KeyError:
+            names = ", ".join(sorted(self._by_name)) or "none"
+            raise KeyError(f"IRModule has no function named {name!r} (it has: {names})") from None
+
+    def get_global_vars(self) -> list[GlobalVar]:
+        return sorted(self.functions, key=lambda gv: gv.name_hint)
+
+    def _key(self, key) -> GlobalVar:
+        if isinstance(key, GlobalVar):
+            if key not in self.functions and key.name_hint in self._by_name:
+                return self._by_name[key.name_hint]
+            return key
+        if isinstance(key, str):
+            return self.get_global_var(key)
+        raise TypeError(f"IRModule keys are names or GlobalVars, not {type(key).__name__}")
+
+    def __getitem__(self, key):
+        gv = self._key(key)
+        if gv not in self.functions:
+            raise KeyError(f"IRModule has no function {gv.name_hint!r}")
+        return self.functions[gv]
+
+    def __setitem__(self, key, func) -> None:
+        if isinstance(key, str):
+            gv = self._by_name.get(key) or GlobalVar(key)
+        elif isinstance(key, GlobalVar):
+            gv = self._by_name.get(key.name_hint, key)
+        else:
+            raise TypeError(f"IRModule keys are names or GlobalVars, not {type(key).__name__}")
+        self.functions[gv] = func
+        self._by_name[gv.name_hint] = gv
+
+    def __delitem__(self, key) -> None:
+        gv = self._key(key)
+        del self.functions[gv]
+        del self._by_name[gv.name_hint]
+
+    def __contains__(self, key) -> bool:
+        if isinstance(key, str):
+            return key in self._by_name
+        return key in self.functions
+
+    def __iter__(self) -> Iterator[GlobalVar]:
+        return iter(self.get_global_vars())
+
+    def __len__(self) -> int:
+        return len(self.functions)
+
+    def items(self):
+        return [(gv, self.functions[gv]) for gv in self.get_global_vars()]
+
+    def update_func(self, gv, func) -> None:
+        """Replace the function bound to `gv` (a GlobalVar or a name)."""
+        self[gv] = func
+
+    def update(self, other: IRModule) -> None:
+        for gv, func in other.functions.items():
+            self[gv] = func
+
+    def copy(self) -> IRModule:
+        new = IRModule(attrs=self.attrs)
+        for gv, func in self.functions.items():
+            new[gv] = func
+        return new
+
+    def with_attr(self, key: str, value) -> IRModule:
+        new = self.copy()
+        new.attrs[key] = value
+        return new
+
+    def get_attr(self, key: str, default=None):
+        return self.attrs.get(key, default)
+
+    # -- printing ------------------------------------------------------------------------
+    def script(self, **kwargs) -> str:
+        from ..script.printer import script
+
+        return script(self, **kwargs)
+
+    def show(self, **kwargs) -> None:
+        from ..script.printer import show
+
+        show(self, **kwargs)
+
+    def __str__(self) -> str:
+        return self.script()
+
+    def __repr__(self) -> str:
+        names = ", ".join(gv.name_hint for gv in self.get_global_vars())
+        return f"<IRModule functions=[{names}]>"
+
+    @staticmethod
+    def from_expr(func, name: str = "main") -> IRModule:
+        return IRModule({name: func})
