@@ -4,6 +4,7 @@ from .dtype import DataType
 from .module import GlobalVar, IRModule
 from .node import Node
 from .structural import assert_structural_equal, structural_equal, structural_hash
+from . import transform  # noqa: E402  (after module: transform imports it)
 
 __all__ = [
     "DataType",
@@ -13,4 +14,5 @@ __all__ = [
     "assert_structural_equal",
     "structural_equal",
     "structural_hash",
+    "transform",
 ]

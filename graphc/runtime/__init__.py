@@ -1,0 +1,53 @@
+"""The graphc runtime: devices, tensors and compiled modules, usable without the compiler.
+
+Nothing here imports the compiler packages (``tir``, ``te``, ``relax``, ``target``,
+``script``), so a saved executable loads and runs with the runtime alone.
+
+>>> import graphc.runtime as rt
+>>> rt.tensor([1, 2, 3], dtype="int32").shape
+(3,)
+>>> rt.cpu(0)
+cpu(0)
+"""
+
+from .device import Device, DeviceAPI, cpu, cuda, device, get_device_api, opencl, register_device_api
+from .tensor import Tensor, empty, from_dlpack, tensor
+
+_LAZY = {
+    # written concurrently by another engineer; resolved on first access
+    "Module": (".module", "Module"),
+    "load_module": (".module", "load_module"),
+    "nd": (".nd", None),
+    "profiling": (".profiling", None),
+    "time_evaluator": (".profiling", "time_evaluator"),
+    "BenchmarkResult": (".profiling", "BenchmarkResult"),
+}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        module_name, attr = _LAZY[name]
+        module = importlib.import_module(module_name, __name__)
+        value = module if attr is None else getattr(module, attr)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'graphc.runtime' has no attribute {name!r}")
+
+
+__all__ = [
+    "Device",
+    "DeviceAPI",
+    "Tensor",
+    "cpu",
+    "cuda",
+    "device",
+    "empty",
+    "from_dlpack",
+    "get_device_api",
+    "opencl",
+    "register_device_api",
+    "tensor",
+    *_LAZY,
+]

@@ -1,0 +1,1 @@
+"""TensorIR analyses (access regions, verification, ...)."""
