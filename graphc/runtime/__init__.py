@@ -11,7 +11,8 @@ cpu(0)
 """
 
 from .device import Device, DeviceAPI, cpu, cuda, device, get_device_api, opencl, register_device_api
-from .tensor import Tensor, empty, from_dlpack, tensor
+from .dlpack import from_dlpack
+from .tensor import Tensor, empty, tensor
 
 _LAZY = {
     # written concurrently by another engineer; resolved on first access

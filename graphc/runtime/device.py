@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import operator
 
 import numpy as np
 
@@ -58,8 +59,13 @@ class Device:
             kind = _TYPE_OF_CODE[device_type]
         else:
             kind = _normalize_name(device_type)
-        if not isinstance(index, int) or isinstance(index, bool) or index < 0:
-            raise DeviceError(f"device index must be a non-negative int, got {index!r} for {kind}")
+        given = index
+        try:
+            index = operator.index(index) if not isinstance(index, bool) else -1
+        except TypeError:
+            index = -1
+        if index < 0:
+            raise DeviceError(f"device index must be a non-negative int, got {given!r} for {kind}")
         object.__setattr__(self, "device_type", kind)
         object.__setattr__(self, "index", index)
         object.__setattr__(self, "dlpack_code", _CODE_OF[kind])
@@ -208,7 +214,7 @@ class CPUDeviceAPI(DeviceAPI):
     device_type = "cpu"
 
     def exist(self, index: int) -> bool:
-        return index == 0
+        return True
 
     def alloc(self, index: int, nbytes: int, alignment: int = ALIGNMENT) -> _HostAllocation:
         return _HostAllocation(nbytes, alignment)
