@@ -1,0 +1,39 @@
+"""The script syntax: `I.`/`T.` namespaces, the printer and the parser.
+
+`script(node)` / `show(node)` print IR as Python text; `@T.prim_func`, `@I.ir_module` and
+`from_source(text)` parse it back (never running the code), so that
+`structural_equal(from_source(script(x)), x)` holds for every IR form.
+Other IRs plug in through `printer.register_function_printer` (printing functions inside
+modules) and `parser.entry.FUNCTION_PARSERS` (keyed by the id of their decorator object).
+
+>>> from graphc.script import tir as T
+>>> f = from_source('''
+... @T.prim_func
+... def main(A: T.Buffer((4,), "float32")):
+...     for i in range(4):
+...         A[i] = T.float32(0.0)
+... ''')
+>>> type(f).__name__
+'PrimFunc'
+"""
+
+from . import ir, tir
+from .printer import expr_text, script, show
+
+
+def from_source(text: str, globals_dict=None):
+    """Parse script text (an `@I.ir_module` class or a `@T.prim_func` function)."""
+    from .parser.entry import from_source as _from_source
+
+    return _from_source(text, globals_dict)
+
+
+def __getattr__(name):
+    if name == "parser":
+        import importlib
+
+        return importlib.import_module(f"{__name__}.parser")
+    raise AttributeError(f"module 'graphc.script' has no attribute {name!r}")
+
+
+__all__ = ["expr_text", "from_source", "ir", "script", "show", "tir"]

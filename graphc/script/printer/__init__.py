@@ -1,0 +1,124 @@
+"""The script printer: IR as re-parseable Python text (`script`, `show`, `expr_text`).
+
+Other IRs (Relax) plug in with `register_function_printer(cls, fn)` for functions inside
+an IRModule and `register_printer(cls, fn)` for standalone nodes.
+
+>>> from graphc import tir
+>>> i = tir.Var("i")
+>>> script(i * 2 + 1)
+'i * 2 + 1'
+"""
+
+from __future__ import annotations
+
+import sys
+
+from ...ir.module import IRModule
+from ...tir import expr as E
+from ...tir import stmt as S
+from ...tir.buffer import Buffer
+from ...tir.function import PrimFunc
+from .expr import ExprPrinter, expr_text, pystr
+from .function import func_name, prim_func_lines
+from .highlight import highlight
+from .tir import StmtPrinter
+
+# type -> fn(func, name) -> (lines, namespaces used such as {"T"})
+_FUNCTION_PRINTERS: dict[type, object] = {
+    PrimFunc: lambda func, name: (prim_func_lines(func, name), {"T"}),
+}
+# type -> fn(node, **kwargs) -> str
+_PRINTERS: dict[type, object] = {}
+
+_IMPORTS = {"I": "ir", "T": "tir", "R": "relax"}
+
+
+def register_function_printer(cls: type, fn) -> None:
+    """Print functions of type `cls` inside modules with `fn(func, name) -> (lines, {"R", ...})`."""
+    _FUNCTION_PRINTERS[cls] = fn
+
+
+def register_printer(cls: type, fn) -> None:
+    """Print standalone nodes of type `cls` with `fn(node, **kwargs) -> str`."""
+    _PRINTERS[cls] = fn
+
+
+def _lookup(table: dict, obj):
+    for base in type(obj).__mro__:
+        if base in table:
+            return table[base]
+    return None
+
+
+def _header(namespaces) -> list[str]:
+    return [f"# from graphc.script import {_IMPORTS[ns]} as {ns}" for ns in sorted(namespaces)
+            if ns in _IMPORTS]
+
+
+def _function(func, name: str) -> tuple[list[str], set]:
+    fn = _lookup(_FUNCTION_PRINTERS, func)
+    if fn is None:
+        return [f"# <unprintable function {name}: {type(func).__name__}>"], set()
+    return fn(func, name)
+
+
+def module_text(mod: IRModule) -> str:
+    namespaces, body = {"I"}, []
+    if mod.attrs:
+        body.append(f"    I.module_attrs({StmtPrinter().value(dict(mod.attrs))})")
+    for gv in mod.get_global_vars():
+        lines, used = _function(mod[gv], gv.name_hint)
+        namespaces |= used
+        if body:
+            body.append("")
+        body.extend("    " + line if line else "" for line in lines)
+    if not body:
+        body.append("    pass")
+    return "\n".join(_header(namespaces) + ["", "@I.ir_module", "class Module:"] + body)
+
+
+def _script(node, **kwargs) -> str:
+    custom = _lookup(_PRINTERS, node)
+    if custom is not None:
+        return custom(node, **kwargs)
+    if isinstance(node, IRModule):
+        return module_text(node)
+    if isinstance(node, PrimFunc):
+        lines, used = _function(node, kwargs.get("name") or func_name(node))
+        return "\n".join(_header(used) + [""] + lines)
+    if type(node) in _FUNCTION_PRINTERS:
+        lines, used = _function(node, kwargs.get("name") or "main")
+        return "\n".join(_header(used) + [""] + lines)
+    if isinstance(node, S.Stmt):
+        return StmtPrinter().stmt_text(node)
+    if isinstance(node, E.PrimExpr):
+        return expr_text(node)
+    if isinstance(node, Buffer):
+        return StmtPrinter().buffer_call("T.Buffer", node)
+    if isinstance(node, S.BufferRegion):
+        return StmtPrinter().region(node)
+    if isinstance(node, E.Range):
+        return f"T.Range({expr_text(node.min)}, {expr_text(node.extent)})"
+    return repr(node)
+
+
+def script(node, **kwargs) -> str:
+    """`node` (IRModule, PrimFunc, Stmt, PrimExpr, Buffer) printed in the script syntax.
+
+    >>> from graphc import tir
+    >>> print(script(tir.decl_buffer((2, 3), "int8", "A")))
+    T.Buffer((2, 3), "int8")
+    """
+    return _script(node, **kwargs)
+
+
+def show(node, **kwargs) -> None:
+    """Print `script(node)`, with ANSI colours only when stdout is a terminal."""
+    text = script(node, **kwargs)
+    if sys.stdout.isatty():
+        text = highlight(text)
+    print(text)
+
+
+__all__ = ["ExprPrinter", "StmtPrinter", "expr_text", "module_text", "pystr", "register_function_printer",
+           "register_printer", "script", "show"]

@@ -1,0 +1,275 @@
+"""The `T.` namespace of the TensorIR script syntax (`from graphc.script import tir as T`).
+
+Names that make sense in plain Python work at run time too: `T.float32(1)` is a FloatImm,
+`T.Buffer((4,), "float32")` a Buffer, `T.exp(x)` a call. Names that only mean something
+inside a parsed function (`T.block`, `T.axis.spatial`, `T.reads`, ...) raise a ScriptError
+when called outside `@T.prim_func`; the parser recognises them by identity.
+
+>>> T = __import__("graphc.script.tir", fromlist=["tir"])
+>>> T.float32(1), T.int64(4), T.int32(3)
+(T.float32(1.0), T.int64(4), 3)
+>>> T.Buffer((4,), "float32").shape
+(4,)
+"""
+
+from __future__ import annotations
+
+from ..errors import ScriptError
+from ..ir.dtype import DataType, canonical
+from ..tir import expr as _expr
+from ..tir import op as _op
+from ..tir.buffer import decl_buffer as _decl_buffer
+from ..tir.expr import SizeVar, Var, const, convert
+from ..tir.expr import broadcast, floordiv, floormod, ramp, truncdiv, truncmod  # noqa: F401 - T.<name>
+from ..tir.expr import select as Select  # noqa: F401 - T.Select
+from ..tir.op import (  # noqa: F401 - re-exported as T.<name>
+    abs, acos, acosh, asin, asinh, atan, atan2, atanh, bitwise_and, bitwise_not, bitwise_or,
+    bitwise_xor, call_intrin, ceil, ceildiv, copysign, cos, cosh, erf, exp, exp2, exp10, expm1,
+    fabs, floor, fmod, hypot, if_then_else, infinity, isfinite, isinf, isnan, likely, log, log1p,
+    log2, log10, max, max_value, min, min_value, nearbyint, nextafter, popcount, pow, power,
+    reinterpret, round, rsqrt, shift_left, shift_right, sigmoid, sin, sinh, sqrt, tan, tanh, trunc,
+)  # fmt: skip
+
+
+class DTypeFactory:
+    """`T.int32` and friends: a type annotation, a constant maker and a variable maker.
+
+    `T.int32(5)` is a constant; `T.int32()` a fresh variable (named by the parser after the
+    name it is assigned to); `T.int32(is_size_var=True)` a SizeVar.
+    """
+
+    __slots__ = ("dtype",)
+
+    def __init__(self, dtype: str):
+        self.dtype = canonical(dtype)
+
+    def __call__(self, value=None, is_size_var: bool = False, name: str = "v"):
+        if value is None:
+            return (SizeVar if is_size_var else Var)(name, self.dtype)
+        if isinstance(value, str) and DataType(self.dtype).is_float:
+            value = float(value)  # "inf", "-inf", "nan"
+        if isinstance(value, _expr.PrimExpr):
+            return _expr.cast(value, self.dtype)
+        return const(value, self.dtype)
+
+    def __repr__(self) -> str:
+        return f"T.{self.dtype}"
+
+
+int8, int16, int32, int64 = (DTypeFactory(f"int{b}") for b in (8, 16, 32, 64))
+uint8, uint16, uint32, uint64 = (DTypeFactory(f"uint{b}") for b in (8, 16, 32, 64))
+float16, float32, float64 = (DTypeFactory(f"float{b}") for b in (16, 32, 64))
+bfloat16 = DTypeFactory("bfloat16")
+bool = DTypeFactory("bool")  # noqa: A001 - TVM's name
+handle = DTypeFactory("handle")
+
+
+def __getattr__(name: str):
+    # Vector types such as T.float32x4 / T.int8x16 are made on demand.
+    if "x" in name and name.split("x")[0] in globals():
+        try:
+            return DTypeFactory(name)
+        except Exception as err:  # noqa: BLE001 - any parse failure means "no such name"
+            raise AttributeError(f"graphc.script.tir has no attribute {name!r}") from err
+    raise AttributeError(f"graphc.script.tir has no attribute {name!r}")
+
+
+# --- buffers ---------------------------------------------------------------------------
+
+
+def _make_buffer(shape, dtype="float32", data=None, strides=None, elem_offset=None, scope="global",
+                 align=-1, offset_factor=0, buffer_type="", axis_separators=None, name="buffer"):
+    if isinstance(shape, int | _expr.PrimExpr):
+        shape = (shape,)
+    strides = tuple(Var(s, "int32") if isinstance(s, str) else s for s in strides or ())
+    if isinstance(elem_offset, str):
+        elem_offset = Var(elem_offset, "int32")
+    return _decl_buffer(tuple(shape), dtype, name, data, strides, elem_offset, scope, align,
+                        offset_factor, axis_separators)
+
+
+class BufferFactory:
+    """`T.Buffer(shape, dtype, ...)` (also the older `T.Buffer[shape, dtype]`): a Buffer."""
+
+    __slots__ = ()
+
+    def __call__(self, shape, dtype="float32", data=None, strides=None, elem_offset=None,
+                 scope="global", align=-1, offset_factor=0, buffer_type="", axis_separators=None,
+                 name="buffer"):
+        return _make_buffer(shape, dtype, data, strides, elem_offset, scope, align, offset_factor,
+                            buffer_type, axis_separators, name)
+
+    def __getitem__(self, keys):
+        return self(*keys) if isinstance(keys, tuple) else self(keys)
+
+    def __repr__(self) -> str:
+        return "T.Buffer"
+
+
+Buffer = BufferFactory()
+
+
+def decl_buffer(shape, dtype="float32", data=None, strides=None, elem_offset=None, scope="global",
+                align=-1, offset_factor=0, buffer_type="", axis_separators=None, name="buffer"):
+    """A Buffer; inside a parsed function it also emits a DeclBuffer statement."""
+    return _make_buffer(shape, dtype, data, strides, elem_offset, scope, align, offset_factor,
+                        buffer_type, axis_separators, name)
+
+
+def alloc_buffer(shape, dtype="float32", data=None, strides=None, elem_offset=None, scope="global",
+                 align=-1, offset_factor=0, buffer_type="", axis_separators=None, name="buffer"):
+    """A Buffer; inside a parsed function it is allocated by the enclosing block."""
+    return _make_buffer(shape, dtype, data, strides, elem_offset, scope, align, offset_factor,
+                        buffer_type, axis_separators, name)
+
+
+# --- expressions whose script spelling builds the node as written -----------------------
+
+
+def Cast(dtype: str, value):  # noqa: N802 - TVM's name
+    """The node `Cast(dtype, value)`, without folding (see `T.cast` for the folding builder)."""
+    value = convert(value)
+    return _expr.Cast(canonical(dtype), value)
+
+
+def cast(value, dtype: str):
+    """`value` converted to `dtype` (folded for constants)."""
+    return _expr.cast(value, dtype)
+
+
+def Ramp(base, stride, lanes: int):  # noqa: N802 - TVM's name
+    return ramp(base, stride, int(lanes))
+
+
+def Broadcast(value, lanes: int):  # noqa: N802 - TVM's name
+    value = convert(value)
+    return _expr.Broadcast(value, int(lanes), str(DataType(value.dtype).with_lanes(int(lanes))))
+
+
+def Shuffle(vectors, indices):  # noqa: N802 - TVM's name
+    vectors = tuple(convert(v) for v in vectors)
+    indices = tuple(convert(i) for i in indices)
+    elem = DataType(vectors[0].dtype).element_of()
+    return _expr.Shuffle(vectors, indices, str(elem.with_lanes(len(indices))))
+
+
+def Let(var, value, body):  # noqa: N802 - TVM's name
+    return _expr.let(var, value, body)
+
+
+def call_node(dtype: str, op: str, *args):
+    """A Call node exactly as given (any op name); used for calls without a nicer spelling."""
+    return _expr.Call(canonical(dtype), op, _args(args))
+
+
+def _args(args) -> tuple:
+    return tuple(_expr.StringImm(a) if isinstance(a, str) else convert(a) for a in args)
+
+
+def call_extern(dtype: str, func_name: str, *args):
+    """A call of the external C function `func_name`; string arguments become StringImms."""
+    return _expr.Call(canonical(dtype), "tir.call_extern", (_expr.StringImm(func_name), *_args(args)))
+
+
+def call_pure_extern(dtype: str, func_name: str, *args):
+    """A call of a side-effect free external C function."""
+    return _expr.Call(canonical(dtype), "tir.call_pure_extern", (_expr.StringImm(func_name), *_args(args)))
+
+
+def StringImm(value: str):  # noqa: N802 - TVM's name
+    return _expr.StringImm(value)
+
+
+def truediv(a, b):
+    return _expr.truediv(a, b)
+
+
+def Div(a, b):  # noqa: N802 - TVM's name
+    return _expr.truncdiv(a, b)
+
+
+def Mod(a, b):  # noqa: N802 - TVM's name
+    return _expr.truncmod(a, b)
+
+
+def FloorDiv(a, b):  # noqa: N802 - TVM's name
+    return _expr.floordiv(a, b)
+
+
+def FloorMod(a, b):  # noqa: N802 - TVM's name
+    return _expr.floormod(a, b)
+
+
+def all(*conds):  # noqa: A001 - TVM's name
+    return _op.all(*conds)
+
+
+def any(*conds):  # noqa: A001 - TVM's name
+    return _op.any(*conds)
+
+
+# --- names that only mean something inside a parsed function ----------------------------
+
+
+class ScriptOnly:
+    """A script construct (e.g. `T.block`); the parser handles it, Python calls fail."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __call__(self, *args, **kwargs):
+        raise ScriptError(f"T.{self.name} can only be used inside a function decorated with @T.prim_func")
+
+    def __repr__(self) -> str:
+        return f"T.{self.name}"
+
+
+block = ScriptOnly("block")
+sblock = block
+init = ScriptOnly("init")
+where = ScriptOnly("where")
+reads = ScriptOnly("reads")
+writes = ScriptOnly("writes")
+block_attr = ScriptOnly("block_attr")
+func_attr = ScriptOnly("func_attr")
+match_buffer = ScriptOnly("match_buffer")
+evaluate = ScriptOnly("evaluate")
+serial = ScriptOnly("serial")
+parallel = ScriptOnly("parallel")
+vectorized = ScriptOnly("vectorized")
+unroll = ScriptOnly("unroll")
+thread_binding = ScriptOnly("thread_binding")
+grid = ScriptOnly("grid")
+launch_thread = ScriptOnly("launch_thread")
+env_thread = ScriptOnly("env_thread")
+allocate = ScriptOnly("allocate")
+attr = ScriptOnly("attr")
+LetStmt = ScriptOnly("LetStmt")
+Assert = ScriptOnly("Assert")
+
+
+class _Axis:
+    """`T.axis.spatial / reduce / scan / opaque / remap`: block iteration variables."""
+
+    spatial = ScriptOnly("axis.spatial")
+    S = spatial
+    reduce = ScriptOnly("axis.reduce")
+    R = reduce
+    scan = ScriptOnly("axis.scan")
+    opaque = ScriptOnly("axis.opaque")
+    remap = ScriptOnly("axis.remap")
+
+
+axis = _Axis()
+
+
+def prim_func(func=None, *, private: bool = False, check_well_formed: bool = True):
+    """Parse a Python function written in the script syntax into a PrimFunc (never runs it).
+
+    Inside an `@I.ir_module` class the method is returned as is; the module parses it.
+    """
+    from .parser.entry import prim_func_decorator
+
+    return prim_func_decorator(func, private=private)
