@@ -63,7 +63,7 @@ def test_prim_func_alone_with_grid_remap_and_init():
             for i, j, k in T.grid(4, 4, 4):
                 with T.block("C"):
                     vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-                    T.reads(C[vi, vj], A[vi, vk], B[vk, vj])
+                    T.reads(A[vi, vk], B[vk, vj])
                     T.writes(C[vi, vj])
                     with T.init():
                         C[vi, vj] = T.float32(0.0)

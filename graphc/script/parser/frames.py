@@ -57,12 +57,11 @@ class BlockFrame:
 
 
 def access_regions(block: S.Block) -> tuple:
-    """The block's (reads, writes) from graphc.tir.analysis; empty until that module exists."""
-    try:
-        from ...tir.analysis.block_access import get_block_access_region
-    except ImportError:
-        return (), ()
-    return get_block_access_region(block)
+    """The block's (reads, writes) when the script omits them; like TVM, a reduction block
+    (one with an init) does not list the buffer it accumulates into among its reads."""
+    from ...tir.analysis.block_access import get_block_read_write_region
+
+    return get_block_read_write_region(block)
 
 
 class Wrap:
