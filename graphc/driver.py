@@ -1,0 +1,92 @@
+"""`graphc.lower` and `graphc.build`: tensor programs to lowered IR to loaded machine code.
+
+>>> import graphc, numpy as np
+>>> from graphc import tir
+>>> A = tir.decl_buffer((4,), "int32", "A")
+>>> a, i = tir.Var("a", "handle"), tir.Var("i")
+>>> body = tir.For(i, tir.const(0), tir.const(4), tir.ForKind.SERIAL, tir.BufferStore(A, i * i, (i,)))
+>>> lib = graphc.build(tir.PrimFunc([a], body, buffer_map={a: A}), target="llvm", name="squares")
+>>> x = np.zeros(4, "int32"); lib["squares"](x); x
+array([0, 1, 4, 9], dtype=int32)
+"""
+
+from __future__ import annotations
+
+from .errors import TargetError
+from .ir.module import IRModule
+
+_DEFAULT_NAME = "main"
+
+
+def _to_module(inp, args=None, name: str | None = None) -> IRModule:
+    from .tir.function import PrimFunc
+
+    if isinstance(inp, IRModule):
+        return inp
+    if isinstance(inp, PrimFunc):
+        if name is not None or "global_symbol" not in inp.attrs:
+            inp = inp.with_attr("global_symbol", name or _DEFAULT_NAME)
+        return IRModule({inp.attrs["global_symbol"]: inp})
+    if isinstance(inp, list | tuple):
+        from . import te
+
+        func = te.create_prim_func(list(inp))
+        return _to_module(func, None, name)
+    if hasattr(inp, "mod") and isinstance(inp.mod, IRModule):  # a tir.Schedule
+        return inp.mod
+    raise TypeError(
+        f"graphc.lower/build take an IRModule, a PrimFunc, a tir.Schedule or a list of te tensors, "
+        f"got {type(inp).__name__}"
+    )
+
+
+def lower(inp, args=None, name: str = _DEFAULT_NAME, binds=None, simple_mode: bool = False) -> IRModule:
+    """Run the TensorIR lowering pipeline (blocks -> loops, N-D -> flat buffers)."""
+    if args is not None and not _is_ir(inp) and not isinstance(inp, list | tuple):
+        inp = list(args)  # TVM's lower(schedule, [A, B]); te schedules arrive with a later issue
+    from .tir.transform.pipeline import lower_pipeline
+
+    mod = _to_module(inp, args, name if name != _DEFAULT_NAME else None)
+    return lower_pipeline()(mod)
+
+
+def _is_ir(inp) -> bool:
+    from .tir.function import PrimFunc
+
+    return isinstance(inp, IRModule | PrimFunc)
+
+
+def _resolve_target(target):
+    from .target import Target
+
+    if target is None:
+        return Target.current() or Target("llvm")
+    return target if isinstance(target, Target) else Target(target)
+
+
+def build(inp, target=None, name: str = _DEFAULT_NAME, args=None, target_host=None):
+    """Compile `inp` (IRModule, PrimFunc, Schedule or te tensors) for `target` (default "llvm").
+
+    Returns a `graphc.runtime.Module`; each function is named after its "global_symbol"
+    attribute or its GlobalVar name.
+    """
+    target = _resolve_target(target)
+    if target.kind in ("cuda", "nvptx"):
+        raise TargetError(
+            f"CUDA code generation is not available yet; target {str(target)!r} cannot be built. "
+            "Build for target='llvm' to run on the CPU."
+        )
+    if target.kind == "opencl":
+        raise TargetError(f"OpenCL code generation is not available yet; target {str(target)!r} "
+                          "cannot be built. Build for target='llvm' to run on the CPU.")
+    if target.kind != "llvm":
+        raise TargetError(f"graphc.build supports target kind 'llvm' for now, got {target.kind!r}")
+    if args is not None and not _is_ir(inp):
+        inp = list(args)
+    mod = lower(inp, None, name)
+    from .target.llvm import build_llvm
+
+    return build_llvm(mod, target)
+
+
+__all__ = ["build", "lower"]

@@ -1,0 +1,70 @@
+"""The intrinsic lowering table: custom intrinsics, levels and overriding built-in lowerings."""
+
+import numpy as np
+import pytest
+
+from graphc import tir
+from graphc.errors import CodegenError, TargetError
+from graphc.target import register_intrin_lowering
+from graphc.target.intrin import _RULES, lower_intrin
+
+
+@pytest.fixture
+def clean_rules():
+    saved = {k: list(v) for k, v in _RULES.items()}
+    yield
+    _RULES.clear()
+    _RULES.update(saved)
+
+
+def mylog(x):
+    """The TE notebook's custom log intrinsic."""
+    return tir.call_intrin(x.dtype, "tir.mylog", x)
+
+
+def test_custom_intrinsic_with_llvm_rule(clean_rules, run_ew):
+    tir.register_intrin("tir.mylog", 1)
+
+    def llvm_mylog_rule(op):
+        if op.dtype == "float32":
+            return tir.call_pure_extern("float32", "logf", op.args[0])
+        return op
+
+    register_intrin_lowering("tir.mylog", target="llvm", f=llvm_mylog_rule, level=99)
+    x = np.linspace(0.5, 4, 16).astype("float32")
+    np.testing.assert_allclose(run_ew(mylog, [x], "float32"), np.log(x), rtol=1e-6)
+
+
+def test_intrinsic_without_rule_is_a_clear_error(clean_rules, run_ew):
+    tir.register_intrin("tir.nolowering", 1)
+    with pytest.raises(CodegenError, match="register_intrin_lowering"):
+        run_ew(lambda v: tir.call_intrin("float32", "tir.nolowering", v), [np.ones(4, "float32")], "float32")
+
+
+def test_higher_level_wins_and_overrides_builtin(clean_rules, run_ew):
+    register_intrin_lowering("tir.exp", "llvm", lambda op: op.args[0] + 1.0, level=5)
+    register_intrin_lowering("tir.exp", "llvm", lambda op: op.args[0] * 3.0, level=50)
+    x = np.arange(4, dtype="float32")
+    np.testing.assert_array_equal(run_ew(tir.exp, [x], "float32"), x * 3)
+
+
+def test_rule_returning_none_falls_through(clean_rules):
+    register_intrin_lowering("tir.exp", "llvm", lambda op: None, level=7)
+    call = tir.exp(tir.Var("x", "float32"))
+    assert lower_intrin(call, "llvm") is call
+
+
+def test_duplicate_level_is_rejected_unless_override(clean_rules):
+    register_intrin_lowering("tir.cos", "llvm", lambda op: None, level=3)
+    with pytest.raises(TargetError, match="level 3"):
+        register_intrin_lowering("tir.cos", "llvm", lambda op: None, level=3)
+    register_intrin_lowering("tir.cos", "llvm", lambda op: None, level=3, override=True)
+
+
+def test_decorator_form(clean_rules):
+    @register_intrin_lowering("sin", "llvm", level=20)
+    def rule(op):
+        return op.args[0]
+
+    x = tir.Var("x", "float32")
+    assert lower_intrin(tir.sin(x), "llvm") is x
