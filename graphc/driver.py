@@ -41,13 +41,31 @@ def _to_module(inp, args=None, name: str | None = None) -> IRModule:
 
 
 def lower(inp, args=None, name: str = _DEFAULT_NAME, binds=None, simple_mode: bool = False) -> IRModule:
-    """Run the TensorIR lowering pipeline (blocks -> loops, N-D -> flat buffers)."""
-    if args is not None and not _is_ir(inp) and not isinstance(inp, list | tuple):
-        inp = list(args)  # TVM's lower(schedule, [A, B]); te schedules arrive with a later issue
+    """Run the TensorIR lowering pipeline (blocks -> loops, N-D -> flat buffers).
+
+    `inp` is an IRModule, a PrimFunc, a tir.Schedule, a list of te tensors, or a TE schedule
+    with its argument tensors in `args` (TVM's `lower(s, [A, B, C])`).
+    """
     from .tir.transform.pipeline import lower_pipeline
 
-    mod = _to_module(inp, args, name if name != _DEFAULT_NAME else None)
+    if _is_te_schedule(inp):
+        if args is None:
+            raise TypeError("lowering a TE schedule needs its argument tensors: graphc.lower(s, [A, B, C])")
+        from .te import te_schedule_to_module
+
+        mod = te_schedule_to_module(inp, list(args), name=name)
+    else:
+        if args is not None and not _is_ir(inp) and not isinstance(inp, list | tuple):
+            inp = list(args)
+        mod = _to_module(inp, args, name if name != _DEFAULT_NAME else None)
     return lower_pipeline()(mod)
+
+
+def _is_te_schedule(inp) -> bool:
+    from .te import schedule as te_schedule
+
+    schedule_cls = getattr(te_schedule, "Schedule", None)
+    return schedule_cls is not None and isinstance(inp, schedule_cls)
 
 
 def _is_ir(inp) -> bool:
@@ -64,12 +82,15 @@ def _resolve_target(target):
     return target if isinstance(target, Target) else Target(target)
 
 
-def build(inp, target=None, name: str = _DEFAULT_NAME, args=None, target_host=None):
+def build(inp, args=None, target=None, name: str = _DEFAULT_NAME, target_host=None):
     """Compile `inp` (IRModule, PrimFunc, Schedule or te tensors) for `target` (default "llvm").
 
-    Returns a `graphc.runtime.Module`; each function is named after its "global_symbol"
-    attribute or its GlobalVar name.
+    Both TVM spellings work: `build(mod, target="llvm")`, `build(mod, "llvm")` and
+    `build(schedule, [A, B], "llvm", name="f")`. Returns a `graphc.runtime.Module`; each
+    function is named after its "global_symbol" attribute or its GlobalVar name.
     """
+    if target is None and _looks_like_target(args):
+        args, target = None, args
     target = _resolve_target(target)
     if target.kind in ("cuda", "nvptx"):
         raise TargetError(
@@ -81,12 +102,16 @@ def build(inp, target=None, name: str = _DEFAULT_NAME, args=None, target_host=No
                           "cannot be built. Build for target='llvm' to run on the CPU.")
     if target.kind != "llvm":
         raise TargetError(f"graphc.build supports target kind 'llvm' for now, got {target.kind!r}")
-    if args is not None and not _is_ir(inp):
-        inp = list(args)
-    mod = lower(inp, None, name)
+    mod = lower(inp, args, name)
     from .target.llvm import build_llvm
 
     return build_llvm(mod, target)
+
+
+def _looks_like_target(value) -> bool:
+    from .target import Target
+
+    return isinstance(value, str | dict | Target)
 
 
 __all__ = ["build", "lower"]

@@ -1,10 +1,10 @@
-"""Shared IR infrastructure: modules, data types, structural comparison."""
+"""Shared IR infrastructure: modules, data types, structural comparison, the pass infrastructure."""
 
+from . import transform
 from .dtype import DataType
 from .module import GlobalVar, IRModule
 from .node import Node
 from .structural import assert_structural_equal, structural_equal, structural_hash
-from . import transform  # noqa: E402  (after module: transform imports it)
 
 __all__ = [
     "DataType",

@@ -20,12 +20,11 @@ True
 from __future__ import annotations
 
 import functools
-import sys
 import threading
-import time
 from dataclasses import dataclass
 
 from ..errors import GraphcError
+from .instrument import PassInstrument, PassTimingInstrument, PrintAfterAll, PrintBeforeAll, pass_instrument
 from .module import IRModule
 
 
@@ -157,7 +156,9 @@ def get_pass(name: str):
     try:
         return _REGISTRY[name]
     except KeyError:
-        raise GraphcError(f"no pass named {name!r} is registered (known: {', '.join(sorted(_REGISTRY))})") from None
+        raise GraphcError(
+            f"no pass named {name!r} is registered (known: {', '.join(sorted(_REGISTRY))})"
+        ) from None
 
 
 class Pass:
@@ -186,6 +187,33 @@ class ModulePass(Pass):
         return self.pass_func(mod.copy(), ctx)
 
 
+class FunctionPass(Pass):
+    """A pass applying `pass_func(func, mod, ctx) -> func` to each function of the module that
+    is an instance of `function_types` (every function when empty); returning None removes it.
+
+    Subclass it with `function_types` set for a kind of function (`tir.transform.PrimFuncPass`
+    does so for PrimFuncs) and build its decorator with `make_pass_decorator`.
+    """
+
+    function_types: tuple = ()
+
+    def __init__(self, pass_func, info: PassInfo):
+        self.pass_func = pass_func
+        self.info = info
+
+    def transform_module(self, mod, ctx):
+        result = mod.copy()
+        for gv, func in mod.items():
+            if self.function_types and not isinstance(func, self.function_types):
+                continue
+            new_func = self.pass_func(func, mod, ctx)
+            if new_func is None:
+                del result[gv]
+            elif new_func is not func:
+                result[gv] = new_func
+        return result
+
+
 class Sequential(Pass):
     """Run `passes` in order, skipping those the PassContext does not enable.
 
@@ -195,6 +223,10 @@ class Sequential(Pass):
     def __init__(self, passes=None, opt_level=0, name="sequential", required=None):
         self.passes = list(passes or [])
         for p in self.passes:
+            if isinstance(p, type) and issubclass(p, Pass):
+                raise TypeError(
+                    f"Sequential takes Pass objects, got the class {p.__name__}; use {p.__name__}()"
+                )
             if not isinstance(p, Pass):
                 raise TypeError(f"Sequential takes Pass objects, got {type(p).__name__} ({p!r})")
         self.info = PassInfo(opt_level, name, tuple(required or ()))
@@ -282,121 +314,29 @@ def module_pass(pass_func=None, opt_level=0, name=None, required=None, traceable
     >>> isinstance(p, Pass), p.info.name, p(IRModule()).get_attr("tag")
     (True, 'Tag', 'x')
     """
-    return make_pass_decorator(ModulePass, "transform_module", pass_func, opt_level, name, required, traceable)
+    return make_pass_decorator(
+        ModulePass, "transform_module", pass_func, opt_level, name, required, traceable
+    )
 
 
-# --- instruments ---------------------------------------------------------------------------
+def function_pass(pass_func=None, opt_level=0, name=None, required=None, traceable=False):
+    """Make a pass over every function of a module from a function `(func, mod, ctx) -> func`
+    or a class with `transform_function`.
 
-
-class PassInstrument:
-    """Hooks called around every pass a PassContext runs; override any of them."""
-
-    def enter_pass_ctx(self) -> None:
-        """Called when the PassContext holding this instrument is entered."""
-
-    def exit_pass_ctx(self) -> None:
-        """Called when that PassContext is exited."""
-
-    def should_run(self, mod, info: PassInfo) -> bool:
-        """Return False to skip the pass."""
-        return True
-
-    def run_before_pass(self, mod, info: PassInfo) -> None:
-        """Called before each pass that runs."""
-
-    def run_after_pass(self, mod, info: PassInfo) -> None:
-        """Called after each pass that ran, with its result."""
-
-
-def pass_instrument(cls):
-    """Make `cls` a PassInstrument (methods it lacks get the do-nothing defaults).
-
-    >>> @pass_instrument
-    ... class Count:
-    ...     def __init__(self):
-    ...         self.n = 0
-    ...     def run_before_pass(self, mod, info):
-    ...         self.n += 1
-    >>> isinstance(Count(), PassInstrument)
-    True
+    >>> @function_pass(name="Count")
+    ... def count(func, mod, ctx):
+    ...     return func
+    >>> isinstance(count, FunctionPass), len(count(IRModule()))
+    (True, 0)
     """
-    if not isinstance(cls, type):
-        raise TypeError(f"pass_instrument decorates a class, got {type(cls).__name__}")
-    if issubclass(cls, PassInstrument):
-        return cls
-    return type(cls.__name__, (cls, PassInstrument), {"__module__": cls.__module__, "__doc__": cls.__doc__})
-
-
-def _module_text(mod) -> str:
-    try:
-        return mod.script()
-    except (ImportError, AttributeError):  # the printer is optional at this layer
-        return "\n".join(f"{gv.name_hint}: {func!r}" for gv, func in mod.items())
-
-
-class PrintBeforeAll(PassInstrument):
-    """Print the module before every pass."""
-
-    def __init__(self, file=None):
-        self.file = file
-
-    def run_before_pass(self, mod, info):
-        print(f"Before Running Pass: {info.name}\n{_module_text(mod)}", file=self.file or sys.stdout)
-
-
-class PrintAfterAll(PassInstrument):
-    """Print the module after every pass."""
-
-    def __init__(self, file=None):
-        self.file = file
-
-    def run_after_pass(self, mod, info):
-        print(f"After Running Pass: {info.name}\n{_module_text(mod)}", file=self.file or sys.stdout)
-
-
-class PassTimingInstrument(PassInstrument):
-    """Time every pass; `render()` gives a table (nested passes indented under their parent).
-
-    >>> timing = PassTimingInstrument()
-    >>> with PassContext(instruments=[timing]):
-    ...     _ = Sequential([module_pass(lambda m, c: m, name="Nop")], name="Pipe")(IRModule())
-    >>> [name for name, depth, seconds in timing.timings]
-    ['Pipe', 'Nop']
-    >>> "Nop" in timing.render()
-    True
-    """
-
-    def __init__(self):
-        self.timings: list[tuple[str, int, float]] = []
-        self._open: list[tuple[int, float]] = []
-
-    def enter_pass_ctx(self):
-        self.timings, self._open = [], []
-
-    def run_before_pass(self, mod, info):
-        self.timings.append((info.name, len(self._open), 0.0))
-        self._open.append((len(self.timings) - 1, time.perf_counter()))
-
-    def run_after_pass(self, mod, info):
-        index, start = self._open.pop()
-        name, depth, _ = self.timings[index]
-        self.timings[index] = (name, depth, time.perf_counter() - start)
-
-    def render(self) -> str:
-        """One line per pass run: name, milliseconds and share of its parent's time."""
-        total = sum(seconds for _, depth, seconds in self.timings if depth == 0)
-        lines = [f"Total: {total * 1e3:.3f}ms"]
-        parents: list[float] = []
-        for name, depth, seconds in self.timings:
-            del parents[depth:]
-            parent = parents[-1] if parents else total
-            share = 100.0 * seconds / parent if parent > 0 else 0.0
-            lines.append(f"{'  ' * (depth + 1)}{name}: {seconds * 1e3:.3f}ms [{share:.1f}%]")
-            parents.append(seconds)
-        return "\n".join(lines)
+    return make_pass_decorator(
+        FunctionPass, "transform_function", pass_func, opt_level, name, required, traceable
+    )
 
 
 __all__ = [
+    "FunctionPass",
+    "function_pass",
     "ModulePass",
     "Pass",
     "PassContext",

@@ -1,0 +1,46 @@
+"""TensorIR lowering passes (TVM's `tvm.tir.transform`) and the lowering pipeline."""
+
+from .compact_buffer_region import CompactBufferAllocation, compact_buffer_allocation
+from .flatten_buffer import FlattenBuffer, flat_index, flat_size, flatten_buffer
+from .function_pass import PrimFuncPass, prim_func_pass
+from .lower_blocks import (
+    ConvertBlocksToOpaque,
+    LowerBlocks,
+    LowerOpaqueBlock,
+    convert_blocks_to_opaque,
+    lower_blocks,
+    lower_opaque_block,
+)  # fmt: skip
+from .pipeline import lower_pipeline, lower_primfunc
+from .plan_buffer_allocation import PlanAndUpdateBufferAllocationLocation, plan_buffer_allocation
+from .remove_no_op import RemoveNoOp, remove_no_op
+from .simplify import Simplify, simplify_primfunc
+from .unroll_loop import UnrollConfig, UnrollLoop, unroll_stmt
+
+__all__ = [
+    "CompactBufferAllocation",
+    "PlanAndUpdateBufferAllocationLocation",
+    "compact_buffer_allocation",
+    "plan_buffer_allocation",
+    "ConvertBlocksToOpaque",
+    "FlattenBuffer",
+    "LowerBlocks",
+    "LowerOpaqueBlock",
+    "PrimFuncPass",
+    "RemoveNoOp",
+    "Simplify",
+    "UnrollConfig",
+    "UnrollLoop",
+    "convert_blocks_to_opaque",
+    "flat_index",
+    "flat_size",
+    "flatten_buffer",
+    "lower_blocks",
+    "lower_opaque_block",
+    "lower_pipeline",
+    "lower_primfunc",
+    "prim_func_pass",
+    "remove_no_op",
+    "simplify_primfunc",
+    "unroll_stmt",
+]

@@ -1,0 +1,200 @@
+"""`CompactBufferAllocation`: shrink each alloc_buffer to the region its block touches.
+
+Runs on opaque blocks (after `ConvertBlocksToOpaque`). For every buffer a block
+allocates, the hull of all its access indices is computed with the loops inside the block
+relaxed to their ranges (loop variables outside the block stay symbolic). A dimension
+whose hull has a constant extent smaller than the declared one shrinks to that extent,
+and accesses shift by the hull's minimum: a tile `A_shared` of a `(1024, 1024)` tensor
+allocated under the tile loops becomes `(32, 32)`, indexed `A_shared[i - i0, k - k0]`.
+
+>>> from graphc import tir
+>>> from graphc.tir.transform.compact_buffer_region import compact_buffer_allocation
+>>> compact_buffer_allocation(tir.PrimFunc([], tir.Evaluate(0))).body.value.value
+0
+"""
+
+from __future__ import annotations
+
+from ...ir.dtype import DataType
+from ..expr import IntImm, Range, max_value_of, min_value_of
+from ..function import PrimFunc
+from ..functor import StmtExprMutator, StmtExprVisitor
+from ..stmt import BufferRegion
+from .function_pass import prim_func_pass
+
+
+def _analyzer():
+    try:
+        from ..arith import Analyzer
+    except ImportError:  # the analyzer is optional for this optimisation
+        return None
+    return Analyzer()
+
+
+class _Hulls(StmtExprVisitor):
+    """Per buffer and dimension, the [min, max] hull of the indices used (None: unknown)."""
+
+    def __init__(self, buffers, analyzer):
+        self.analyzer = analyzer
+        self.dom: dict = {}
+        self.hulls = {b: [None] * len(b.shape) for b in buffers}
+        self.unknown = {b: [False] * len(b.shape) for b in buffers}
+
+    def visit_For(self, op):
+        self.visit_expr(op.min)
+        self.visit_expr(op.extent)
+        self.dom[op.loop_var] = Range(op.min, op.extent)
+        self.visit_stmt(op.body)
+        del self.dom[op.loop_var]
+
+    def visit_LetStmt(self, op):
+        self.visit_expr(op.value)
+        interval = self.analyzer.int_set(op.value, self.dom)
+        if interval.min_value is None or interval.max_value is None:
+            for flags in self.unknown.values():
+                flags[:] = [True] * len(flags)  # an unbounded let var may feed any index
+        else:
+            self.dom[op.var] = Range(interval.min_value, interval.max_value - interval.min_value + 1)
+        self.visit_stmt(op.body)
+        self.dom.pop(op.var, None)
+
+    def visit_BlockRealize(self, op):
+        if op.block.iter_vars:  # not opaque: iter var bindings would need relaxing too
+            for flags in self.unknown.values():
+                flags[:] = [True] * len(flags)
+        super().visit_BlockRealize(op)
+
+    def visit_BufferStore(self, op):
+        self.record(op.buffer, op.indices)
+        super().visit_BufferStore(op)
+
+    def visit_BufferLoad(self, op):
+        self.record(op.buffer, op.indices)
+        super().visit_BufferLoad(op)
+
+    def record(self, buffer, indices) -> None:
+        if buffer not in self.hulls:
+            return
+        hull, unknown = self.hulls[buffer], self.unknown[buffer]
+        for d, index in enumerate(indices):
+            if unknown[d]:
+                continue
+            interval = None
+            if DataType(index.dtype).lanes == 1:
+                interval = self.analyzer.int_set(index, self.dom)
+            if interval is None or interval.min_value is None or interval.max_value is None:
+                unknown[d] = True
+                continue
+            low, high = interval.min_value, interval.max_value
+            if hull[d] is not None:
+                old_low, old_high = hull[d]
+                low = old_low if low is old_low else self.analyzer.simplify(min_value_of(old_low, low))
+                high = old_high if high is old_high else self.analyzer.simplify(max_value_of(old_high, high))
+            hull[d] = (low, high)
+
+
+def _compacted(buffer, hull, unknown, analyzer):
+    """(new buffer, per-dimension offsets) or None when nothing shrinks."""
+    if buffer.strides or (buffer.elem_offset is not None and not _is_zero(buffer.elem_offset)):
+        return None
+    shape, offsets, changed = [], [], False
+    for dim, bounds, bad in zip(buffer.shape, hull, unknown):
+        extent = None if bad or bounds is None else analyzer.simplify(bounds[1] - bounds[0] + 1)
+        smaller = isinstance(extent, IntImm) and extent.value > 0
+        if smaller and isinstance(dim, IntImm):
+            smaller = extent.value < dim.value
+        if smaller:
+            shape.append(IntImm(dim.dtype, extent.value))
+            offsets.append(bounds[0])
+            changed = True
+        else:
+            shape.append(dim)
+            offsets.append(None)
+    if not changed:
+        return None
+    return buffer.replace(shape=tuple(shape)), offsets
+
+
+def _is_zero(expr) -> bool:
+    return isinstance(expr, IntImm) and expr.value == 0
+
+
+class _Shift(StmtExprMutator):
+    """Point accesses of compacted buffers at the new buffer, shifted by the offsets."""
+
+    def __init__(self, remap: dict):
+        self.remap = remap
+
+    def _shift(self, buffer, indices):
+        new, offsets = self.remap[buffer]
+        return new, tuple(i if off is None else i - off for i, off in zip(indices, offsets))
+
+    def visit_BufferLoad(self, op):
+        op = super().visit_BufferLoad(op)
+        if op.buffer in self.remap:
+            buffer, indices = self._shift(op.buffer, op.indices)
+            op = op.replace(buffer=buffer, indices=indices)
+        return op
+
+    def visit_BufferStore(self, op):
+        op = super().visit_BufferStore(op)
+        if op.buffer in self.remap:
+            buffer, indices = self._shift(op.buffer, op.indices)
+            op = op.replace(buffer=buffer, indices=indices)
+        return op
+
+    def visit_buffer_region(self, region: BufferRegion) -> BufferRegion:
+        region = super().visit_buffer_region(region)
+        if region.buffer in self.remap:
+            new, offsets = self.remap[region.buffer]
+            ranges = tuple(
+                r if off is None else Range(r.min - off, r.extent) for r, off in zip(region.region, offsets)
+            )
+            region = BufferRegion(new, ranges)
+        return region
+
+    def visit_BlockRealize(self, op):
+        op = super().visit_BlockRealize(op)
+        block = op.block
+        allocs = tuple(self.remap[b][0] if b in self.remap else b for b in block.alloc_buffers)
+        if any(a is not b for a, b in zip(allocs, block.alloc_buffers)):
+            op = op.replace(block=block.replace(alloc_buffers=allocs))
+        return op
+
+
+def compact_buffer_allocation(func: PrimFunc) -> PrimFunc:
+    """`func` with each alloc_buffer shrunk to the hull of the indices its block uses."""
+    analyzer = _analyzer()
+    if analyzer is None:
+        return func
+    remap: dict = {}
+
+    class _Collect(StmtExprVisitor):
+        def visit_BlockRealize(self, op):
+            block = op.block
+            if block.alloc_buffers and not block.iter_vars:
+                hulls = _Hulls(block.alloc_buffers, analyzer)
+                if block.init is not None:
+                    hulls.visit_stmt(block.init)
+                hulls.visit_stmt(block.body)
+                for buf in block.alloc_buffers:
+                    found = _compacted(buf, hulls.hulls[buf], hulls.unknown[buf], analyzer)
+                    if found is not None:
+                        remap[buf] = found
+            super().visit_BlockRealize(op)
+
+    _Collect().visit_stmt(func.body)
+    if not remap:
+        return func
+    return func.with_body(_Shift(remap).visit_stmt(func.body))
+
+
+@prim_func_pass(opt_level=0, name="CompactBufferAllocation")
+class CompactBufferAllocation:
+    """Shrink alloc_buffers to the region their (opaque) block accesses."""
+
+    def transform_function(self, func, mod, ctx):
+        return compact_buffer_allocation(func)
+
+
+__all__ = ["CompactBufferAllocation", "compact_buffer_allocation"]
