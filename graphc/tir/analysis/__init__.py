@@ -1,1 +1,16 @@
-"""TensorIR analyses (access regions, verification, ...)."""
+"""TensorIR analyses: well-formedness verification and block access regions.
+
+`get_block_access_region` loads on first use (its module depends on the simplifier).
+"""
+
+from .verify_well_formed import verify_well_formed
+
+__all__ = ["verify_well_formed", "get_block_access_region"]
+
+
+def __getattr__(name):
+    if name == "get_block_access_region":
+        from .block_access import get_block_access_region
+
+        return get_block_access_region
+    raise AttributeError(f"module 'graphc.tir.analysis' has no attribute {name!r}")

@@ -1,0 +1,217 @@
+"""Symbolic integer intervals: the range an index covers while loop variables vary.
+
+`eval_int_set(analyzer, expr, dom_map)` relaxes every Var in `dom_map` (Var -> Range or
+IntervalSet) over its range by interval arithmetic on the simplified expression; other
+variables stay symbolic points. Endpoints are simplified; `None` means unbounded.
+
+>>> from graphc.tir import Var, Range
+>>> from graphc.tir.arith import Analyzer
+>>> from graphc.tir.arith.keys import expr_text
+>>> i0, i1, i2 = Var("i0"), Var("i1"), Var("i2")
+>>> s = Analyzer().int_set(i0 * 16 + i1 * 4 + i2, {i1: Range(0, 4), i2: Range(0, 4)})
+>>> expr_text(s.min_value), expr_text(s.max_value)
+('i0 * 16', 'i0 * 16 + 15')
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .. import expr as E
+from ..expr import IntImm, PrimExpr, Range, Var, const
+from .bound import NEG_INF, POS_INF, ConstIntBound, dtype_bound
+
+
+@dataclass(frozen=True)
+class IntervalSet:
+    """The closed interval [min_value, max_value]; a None end is unbounded."""
+
+    min_value: PrimExpr | None
+    max_value: PrimExpr | None
+
+    @staticmethod
+    def single_point(value: PrimExpr) -> IntervalSet:
+        return IntervalSet(value, value)
+
+    @staticmethod
+    def everything() -> IntervalSet:
+        return IntervalSet(None, None)
+
+    def has_lower_bound(self) -> bool:
+        return self.min_value is not None
+
+    def has_upper_bound(self) -> bool:
+        return self.max_value is not None
+
+    def is_everything(self) -> bool:
+        return self.min_value is None and self.max_value is None
+
+    def is_single_point(self) -> bool:
+        return self.min_value is not None and self.min_value is self.max_value
+
+    def to_range(self) -> Range:
+        """[min, max] as Range(min, max - min + 1); needs both ends."""
+        if self.min_value is None or self.max_value is None:
+            from ...errors import TIRError
+
+            raise TIRError("cannot make a Range of an unbounded interval")
+        from .analyzer import Analyzer
+
+        return Range(self.min_value, Analyzer().simplify(self.max_value - self.min_value + 1))
+
+
+def eval_int_set(analyzer, expr: PrimExpr, dom_map: dict) -> IntervalSet:
+    """The interval of `expr` with the Vars of `dom_map` relaxed (see the module docstring)."""
+    dom: dict = {}
+    for var, rng in dom_map.items():
+        if isinstance(rng, IntervalSet):
+            dom[var] = (rng.min_value, rng.max_value)
+        else:
+            dom[var] = (rng.min, analyzer.simplify(rng.min + rng.extent - 1))
+    if not dom:
+        e = analyzer.simplify(expr)
+        return IntervalSet(e, e)
+    saved = analyzer._save()
+    try:
+        for var, rng in dom_map.items():
+            if isinstance(rng, Range):
+                analyzer.bind(var, rng, allow_override=True)
+        lo, hi = _Relaxer(analyzer, dom).interval(analyzer.simplify(expr))
+        lo = analyzer.simplify(lo) if lo is not None else None
+        hi = analyzer.simplify(hi) if hi is not None else None
+    finally:
+        analyzer._restore(saved)
+    return IntervalSet(lo, hi)
+
+
+def _add(x, y):
+    return None if x is None or y is None else x + y
+
+
+def _neg_swap(iv):
+    lo, hi = iv
+    return (None if hi is None else -hi, None if lo is None else -lo)
+
+
+class _Relaxer:
+    def __init__(self, analyzer, dom: dict):
+        self.analyzer = analyzer
+        self.dom = dom
+        self.memo: dict = {}
+
+    def depends(self, expr) -> bool:
+        hit = self.memo.get(id(expr))
+        if hit is not None and hit[0] is expr:
+            return hit[1]
+        if isinstance(expr, Var):
+            result = expr in self.dom
+        else:
+            from ..functor import post_order_visit
+
+            found = []
+            dom = self.dom
+            post_order_visit(expr, lambda e: found.append(1) if isinstance(e, Var) and e in dom else None)
+            result = bool(found)
+        self.memo[id(expr)] = (expr, result)
+        return result
+
+    def interval(self, e: PrimExpr) -> tuple:
+        if isinstance(e, Var) and e in self.dom:
+            return self.dom[e]
+        if not self.depends(e):
+            return (e, e)
+        rule = _RULES.get(type(e))
+        result = rule(self, e) if rule is not None else None
+        return result if result is not None else self.fallback(e)
+
+    def fallback(self, e: PrimExpr) -> tuple:
+        b = self.analyzer._bound(e).intersect(ConstIntBound(NEG_INF + 1, POS_INF - 1))
+        dt = dtype_bound(e.dtype)  # a bound at the dtype's limit only says "unknown"
+        lo = const(b.min_value, e.dtype) if b.min_value > dt.min_value else None
+        hi = const(b.max_value, e.dtype) if b.max_value < dt.max_value else None
+        return (lo, hi)
+
+    def sign(self, e: PrimExpr) -> int:
+        b = self.analyzer._bound(e)
+        return 1 if b.min_value >= 0 else -1 if b.max_value <= 0 else 0
+
+    def _add(self, e):
+        a, b = self.interval(e.a), self.interval(e.b)
+        return (_add(a[0], b[0]), _add(a[1], b[1]))
+
+    def _sub(self, e):
+        a, b = self.interval(e.a), _neg_swap(self.interval(e.b))
+        return (_add(a[0], b[0]), _add(a[1], b[1]))
+
+    def _mul(self, e):
+        for x, y in ((e.a, e.b), (e.b, e.a)):
+            if not self.depends(y):
+                lo, hi = self.interval(x)
+                s = self.sign(y)
+                if s == 0:
+                    return None
+                lo = None if lo is None else lo * y
+                hi = None if hi is None else hi * y
+                return (lo, hi) if s > 0 else (hi, lo)
+        return None
+
+    def _div(self, e, build):
+        if self.depends(e.b) or self.analyzer._bound(e.b).min_value < 0:  # a divisor is never 0
+            return None
+        if build is E.truncdiv and self.analyzer._bound(e.a).min_value < 0:
+            return None
+        lo, hi = self.interval(e.a)
+        return (None if lo is None else E.floordiv(lo, e.b), None if hi is None else E.floordiv(hi, e.b))
+
+    def _mod(self, e, build):
+        if self.depends(e.b) or self.analyzer._bound(e.b).min_value < 0:
+            return None
+        if build is E.truncmod and self.analyzer._bound(e.a).min_value < 0:
+            return None
+        lo, hi = self.interval(e.a)
+        simplify = self.analyzer.simplify
+        if lo is not None and hi is not None:
+            qlo, qhi = simplify(E.floordiv(lo, e.b)), simplify(E.floordiv(hi, e.b))
+            if self.analyzer.can_prove_equal(qlo, qhi):
+                return (E.floormod(lo, e.b), E.floormod(hi, e.b))
+        return (const(0, e.dtype), e.b - 1)
+
+    def _minmax(self, e, build):
+        a, b = self.interval(e.a), self.interval(e.b)
+        if build is E.min_value_of:
+            lo = None if a[0] is None or b[0] is None else build(a[0], b[0])
+            hi = b[1] if a[1] is None else a[1] if b[1] is None else build(a[1], b[1])
+        else:
+            lo = b[0] if a[0] is None else a[0] if b[0] is None else build(a[0], b[0])
+            hi = None if a[1] is None or b[1] is None else build(a[1], b[1])
+        return (lo, hi)
+
+    def _select(self, e):
+        t, f = self.interval(e.true_value), self.interval(e.false_value)
+        lo = None if t[0] is None or f[0] is None else E.min_value_of(t[0], f[0])
+        hi = None if t[1] is None or f[1] is None else E.max_value_of(t[1], f[1])
+        return (lo, hi)
+
+    def _ramp(self, e):
+        if self.depends(e.stride) or not isinstance(e.stride, IntImm):
+            return None
+        lo, hi = self.interval(e.base)
+        last = e.stride.value * (e.lanes - 1)
+        lo_off, hi_off = min(0, last), max(0, last)
+        return (None if lo is None else lo + lo_off, None if hi is None else hi + hi_off)
+
+
+_RULES = {
+    E.Add: _Relaxer._add,
+    E.Sub: _Relaxer._sub,
+    E.Mul: _Relaxer._mul,
+    E.FloorDiv: lambda self, e: self._div(e, E.floordiv),
+    E.Div: lambda self, e: self._div(e, E.truncdiv),
+    E.FloorMod: lambda self, e: self._mod(e, E.floormod),
+    E.Mod: lambda self, e: self._mod(e, E.truncmod),
+    E.Min: lambda self, e: self._minmax(e, E.min_value_of),
+    E.Max: lambda self, e: self._minmax(e, E.max_value_of),
+    E.Select: _Relaxer._select,
+    E.Ramp: _Relaxer._ramp,
+    E.Broadcast: lambda self, e: self.interval(e.value),
+}
