@@ -27,6 +27,7 @@ from .operation import compute, const, placeholder, size_var, var
 from .reduce import (
     CommReducer, Reduce, Reducer, argmax, argmin, comm_reducer, max, min, prod, reduce_axis, sum,
 )
+from .schedule import Schedule, Stage, te_schedule_to_module
 from .tensor import ComputeOp, Operation, PlaceholderOp, ProducerLoad, Tensor
 # fmt: on
 

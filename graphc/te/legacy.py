@@ -1,7 +1,7 @@
-"""TVM's legacy TE-schedule names: `te.thread_axis` works, `te.create_schedule` points to tir.Schedule.
+"""TVM's legacy TE-schedule names: `te.thread_axis` and `te.create_schedule`.
 
-graphc schedules TensorIR, not TE stages: build the PrimFunc with `te.create_prim_func` and
-transform it with `tir.Schedule`, as TVM Unity does.
+`te.create_schedule` (graphc/te/schedule/) records TE stage calls and replays them on a
+`tir.Schedule` over `te.create_prim_func`; there is no second scheduling engine.
 
 >>> from graphc import te
 >>> tx = te.thread_axis("threadIdx.x")
@@ -11,9 +11,9 @@ transform it with `tir.Schedule`, as TVM Unity does.
 
 from __future__ import annotations
 
-from ..errors import ScheduleError
 from ..tir.expr import Range, Var
 from ..tir.stmt import IterType, IterVar
+from .schedule import create_schedule
 
 
 def thread_axis(dom=None, tag: str = "", name: str = "", span=None) -> IterVar:
@@ -26,23 +26,6 @@ def thread_axis(dom=None, tag: str = "", name: str = "", span=None) -> IterVar:
     if isinstance(dom, list | tuple):
         dom = Range.make(dom[0], dom[1])
     return IterVar(dom, Var(name or tag or "iter", "int32"), IterType.THREAD_INDEX, tag)
-
-
-def create_schedule(ops=None):
-    """Not supported: graphc has no TE stage schedules.
-
-    >>> from graphc import te
-    >>> te.create_schedule([])
-    Traceback (most recent call last):
-    ...
-    graphc.errors.ScheduleError: te.create_schedule (legacy TE schedules) is not supported; ...
-    """
-    raise ScheduleError(
-        "te.create_schedule (legacy TE schedules) is not supported; build the function with "
-        "func = te.create_prim_func([A, B, C]) and schedule it with sch = tir.Schedule(func): "
-        "sch.split(sch.get_loops(sch.get_block('C'))[0], factors=[None, 32]) replaces "
-        "s[C].split(C.op.axis[0], factor=32)"
-    )
 
 
 __all__ = ["thread_axis", "create_schedule"]

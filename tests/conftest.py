@@ -1,0 +1,47 @@
+"""Suite-wide checks: every module the tests lower or build is well formed and round-trips
+through the script printer and parser (print, parse, compare structurally).
+
+This turns every test that builds a tensor program into a check of the verifier's and the
+printer's contracts, on exactly the IR the test made. Set GRAPHC_TEST_ROUNDTRIP=0 to skip it
+while debugging something else.
+"""
+
+import os
+
+import pytest
+
+import graphc.driver
+from graphc.ir import IRModule, structural_equal
+from graphc.tir import PrimFunc
+
+
+def check_module_contracts(mod: IRModule) -> None:
+    """Assert `mod` is well formed and that parse(print(mod)) is structurally equal to it."""
+    from graphc.script import from_source
+    from graphc.tir.analysis import verify_well_formed
+
+    for gv, func in mod.items():
+        if not isinstance(func, PrimFunc):
+            continue
+        verify_well_formed(func)
+        text = func.script()
+        parsed = from_source(text)
+        if not structural_equal(parsed, func):
+            raise AssertionError(f"print/parse round trip changed {gv.name_hint}:\n{text}\n--- parsed ---\n"
+                                 f"{parsed.script()}")
+
+
+@pytest.fixture(autouse=True)
+def _roundtrip_every_lowered_module(monkeypatch):
+    if os.environ.get("GRAPHC_TEST_ROUNDTRIP", "1") == "0":
+        yield
+        return
+    original = graphc.driver._to_module
+
+    def checked(*args, **kwargs):
+        mod = original(*args, **kwargs)
+        check_module_contracts(mod)
+        return mod
+
+    monkeypatch.setattr(graphc.driver, "_to_module", checked)
+    yield
