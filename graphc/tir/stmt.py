@@ -94,6 +94,13 @@ class BufferStore(Stmt):
     indices: tuple
     predicate: PrimExpr | None = None
 
+    def __post_init__(self):
+        # Accept Python ints as indices and values; IR consumers can rely on PrimExprs.
+        if not isinstance(self.value, PrimExpr):
+            object.__setattr__(self, "value", convert(self.value, self.buffer.dtype))
+        if not all(isinstance(i, PrimExpr) for i in self.indices):
+            object.__setattr__(self, "indices", tuple(convert(i) for i in self.indices))
+
 
 @node
 class SeqStmt(Stmt):
@@ -134,6 +141,10 @@ class For(Stmt):
     def __post_init__(self):
         if self.annotations is None:
             object.__setattr__(self, "annotations", {})
+        if not isinstance(self.min, PrimExpr):
+            object.__setattr__(self, "min", convert(self.min))
+        if not isinstance(self.extent, PrimExpr):
+            object.__setattr__(self, "extent", convert(self.extent))
 
 
 @node
