@@ -253,5 +253,7 @@ def test_opaque_block_may_use_loop_vars():
 
 def test_non_expression_operand():
     A, B = buffers()
-    store = tir.BufferStore(B, const(1.0), (0,))  # a raw Python int as an index
+    store = tir.BufferStore(B, const(1.0), (const(0),))
+    # Constructors convert Python ints; a pass that smuggles one in by replace() is still caught.
+    object.__setattr__(store, "indices", (0,))
     check_fails(func([A, B], store), "expected a PrimExpr", "int 0")

@@ -1,0 +1,25 @@
+"""TensorIR schedules: `Schedule` and its primitives.
+
+`tir.Schedule(mod_or_func)` holds the current IRModule (`sch.mod`) and the trace of the
+primitives applied (`sch.trace`, replayable with `sch.trace.apply_to(other)`). Handles:
+`BlockRV` (a block, by name) and `LoopRV` (a loop, by its Var).
+
+- look-up: get_block / get_sblock, get_loops, get_child_blocks, get_producers, get_consumers,
+  get_output_blocks, get
+- loops (loops.py): split, fuse, reorder, add_unit_loop
+- loop kinds (for_kind.py): parallel, vectorize, unroll, bind
+- annotations (annotate.py): annotate, unannotate
+- block placement (compute_at.py, compute_inline.py): compute_at, reverse_compute_at,
+  compute_inline, reverse_compute_inline
+- caching and scopes (cache.py): cache_read, cache_write, set_scope
+- reductions (reduction.py): decompose_reduction
+
+Every primitive checks its preconditions before building anything: an illegal one raises
+`ScheduleError` saying why, and the schedule stays exactly as it was.
+"""
+
+from ...errors import ScheduleError
+from .schedule import Schedule
+from .trace import BlockRV, LoopRV, Trace
+
+__all__ = ["Schedule", "ScheduleError", "BlockRV", "LoopRV", "Trace"]

@@ -1,0 +1,80 @@
+"""Random sequences of schedule primitives never change what a tensor program computes.
+
+Each step draws a primitive and its arguments at random; illegal ones must raise ScheduleError
+and leave the schedule exactly as it was, legal ones must preserve the program's results.
+"""
+
+import sched_programs as P
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from graphc import tir
+from graphc.tir import ScheduleError
+from graphc.tir.analysis.verify_well_formed import verify_well_formed
+
+PROGRAMS = {
+    "elementwise": lambda: P.elementwise(4, 6),
+    "reduction": lambda: P.row_sum(4, 6),
+    "matmul": lambda: P.matmul(4, 4, 4),
+    "two_stage": lambda: P.two_stage(4, 6),
+    "scale_then_sum": lambda: P.scale_then_sum(4, 4),
+}
+OPS = [
+    "split", "fuse", "reorder", "parallel", "vectorize", "unroll", "compute_inline",
+    "reverse_compute_inline", "compute_at", "reverse_compute_at", "decompose_reduction", "rfactor",
+]  # fmt: skip
+
+
+def _step(sch, data):
+    blocks = sch.get_child_blocks(sch.get_block("root"))
+    block = data.draw(st.sampled_from(blocks))
+    loops = sch.get_loops(block)
+    op = data.draw(st.sampled_from(OPS))
+    if op in ("compute_inline", "reverse_compute_inline"):
+        getattr(sch, op)(block)
+    elif op in ("compute_at", "reverse_compute_at"):
+        other = data.draw(st.sampled_from(blocks))
+        other_loops = sch.get_loops(other)
+        if not other_loops:
+            return
+        getattr(sch, op)(block, data.draw(st.sampled_from(other_loops)))
+    elif not loops:
+        return
+    elif op == "split":
+        factor = data.draw(st.integers(1, 5))
+        factors = data.draw(st.sampled_from([[None, factor], [factor, None], [None, factor, 2]]))
+        sch.split(data.draw(st.sampled_from(loops)), factors=factors)
+    elif op == "fuse":
+        k = data.draw(st.integers(0, len(loops) - 1))
+        sch.fuse(*loops[k : k + 2])
+    elif op == "reorder":
+        chosen = data.draw(st.permutations(loops))
+        sch.reorder(*chosen[: data.draw(st.integers(1, len(chosen)))])
+    elif op == "rfactor":
+        loop = data.draw(st.sampled_from(loops))
+        sch.rfactor(loop, data.draw(st.integers(0, len(sch.get(block).writes[0].buffer.shape))))
+    elif op in ("parallel", "vectorize", "decompose_reduction"):
+        args = (block,) if op == "decompose_reduction" else ()
+        getattr(sch, op)(*args, data.draw(st.sampled_from(loops)))
+    else:
+        sch.unroll(data.draw(st.sampled_from(loops)))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(name=st.sampled_from(sorted(PROGRAMS)), data=st.data())
+def test_random_valid_schedules_preserve_results(name, data):
+    f = PROGRAMS[name]()
+    sch = tir.Schedule(f)
+    for _ in range(data.draw(st.integers(1, 6))):
+        before = P.snapshot(sch)
+        try:
+            _step(sch, data)
+        except ScheduleError:
+            P.assert_unchanged(sch, before)
+    verify_well_formed(sch.mod["main"])
+    P.assert_same_result(f, sch.mod["main"])
+    replay = tir.Schedule(f)
+    sch.trace.apply_to(replay)
+    from graphc.ir import structural_equal
+
+    assert structural_equal(replay.mod["main"], sch.mod["main"])
