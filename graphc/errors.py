@@ -22,6 +22,10 @@ class VerifyError(GraphcError, ValueError):
     """A well-formedness checker found a violation in the IR."""
 
 
+class TypeInferenceError(GraphcError, TypeError):
+    """Struct info inference rejected an operator's arguments (names op, argument, expected, actual)."""
+
+
 class ScriptError(GraphcError, SyntaxError):
     """The script parser rejected its input; the message names line and column."""
 

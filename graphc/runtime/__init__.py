@@ -13,6 +13,7 @@ cpu(0)
 from .device import Device, DeviceAPI, cpu, cuda, device, get_device_api, opencl, register_device_api
 from .dlpack import from_dlpack
 from .tensor import Tensor, empty, tensor
+from .thread_pool import get_num_threads, set_num_threads  # registers the kernels' thread state
 
 _LAZY = {
     # written concurrently by another engineer; resolved on first access
@@ -47,8 +48,10 @@ __all__ = [
     "empty",
     "from_dlpack",
     "get_device_api",
+    "get_num_threads",
     "opencl",
     "register_device_api",
+    "set_num_threads",
     "tensor",
     *_LAZY,
 ]

@@ -27,14 +27,16 @@ from ...tir import expr as E
 from ...tir.functor import post_order_visit
 from .expr import ExprCodegen
 from .intrinsics import IntrinsicCodegen
+from .parallel import ParallelCodegen
 from .signature import func_signature
 from .stmt import StmtCodegen
 from .types import F64, I32, I64, PTR, reg_type
+from .vectorize import native_vector_bits, vectorize_loops
 
-CODEGEN_VERSION = "graphc-llvm-1"
+CODEGEN_VERSION = "graphc-llvm-2"  # 2: parallel loops on libgomp, TIR vectorizer
 
 
-class CodeGenLLVM(ExprCodegen, IntrinsicCodegen, StmtCodegen):
+class CodeGenLLVM(ExprCodegen, IntrinsicCodegen, StmtCodegen, ParallelCodegen):
     """Accumulates PrimFuncs into `self.module`; `add_function` returns each one's metadata."""
 
     def __init__(self, target):
@@ -45,6 +47,7 @@ class CodeGenLLVM(ExprCodegen, IntrinsicCodegen, StmtCodegen):
         self._expr_table: dict = {}
         self._stmt_table: dict = {}
         self._strings: dict[str, ir.GlobalVariable] = {}
+        self.vector_bits = native_vector_bits(target) if target.is_cpu else 128
 
     # -- per function -----------------------------------------------------------------------
     def add_function(self, name: str, func) -> dict:
@@ -52,6 +55,8 @@ class CodeGenLLVM(ExprCodegen, IntrinsicCodegen, StmtCodegen):
         noalias = bool(func.attrs.get("tir.noalias", True))
         self.func_name = name
         self.vars, self.error_messages, self.heap_live = {}, [], []
+        # facts about pointer Vars that outlined parallel bodies re-state on their parameters
+        self.noalias_vars, self.aligned_vars = set(), {}
 
         arg_types, binders = [], []  # binders[i]: the Vars that argument i defines
         for param, pmeta in zip(func.params, meta["params"]):
@@ -72,12 +77,14 @@ class CodeGenLLVM(ExprCodegen, IntrinsicCodegen, StmtCodegen):
         compute = ir.Function(self.module, ir.FunctionType(I32, arg_types), f"{name}_compute")
         compute.linkage = "internal"
         compute.attributes.add("nounwind")
-        for arg, pmeta in zip(compute.args, meta["params"]):
+        for arg, param, pmeta in zip(compute.args, func.params, meta["params"]):
             if pmeta["kind"] == "buffer":
                 if noalias:
                     arg.add_attribute("noalias")
+                    self.noalias_vars.add(func.buffer_map[param].data)
                 if pmeta["align"]:
                     arg.attributes.align = pmeta["align"]
+                    self.aligned_vars[func.buffer_map[param].data] = pmeta["align"]
         self.entry_block = compute.append_basic_block("entry")
         body_block = compute.append_basic_block("body")
         self.builder = ir.IRBuilder(self.entry_block)
@@ -87,7 +94,7 @@ class CodeGenLLVM(ExprCodegen, IntrinsicCodegen, StmtCodegen):
             for var in vars_:
                 same = arg.type == reg_type(var.dtype)
                 self.vars[var] = arg if same else self._convert_int(arg, var.dtype)
-        self.emit_stmt(func.body)
+        self.emit_stmt(vectorize_loops(func.body, self.vector_bits))
         if not self.builder.block.is_terminated:
             self.builder.ret(ir.Constant(I32, 0))
         self._emit_entry(name, compute, meta, arg_types)

@@ -1,7 +1,9 @@
 """LLVM code generation for lowered TensorIR statements and buffer accesses (a mixin).
 
-Loops become a header/body/latch with a phi; parallel, vectorized and unrolled loops
-compile as serial loops carrying `llvm.loop` hints. `Allocate` uses a stack slot in the
+Loops become a header/body/latch with a phi. Parallel loops are outlined and run on
+libgomp's thread pool (`parallel.py`); vectorized loops were rewritten into vector code
+before emission (`vectorize.py`), and what is left of them, like unrolled loops, carries
+`llvm.loop` hints. `Allocate` uses a stack slot in the
 entry block when its size is a small constant (so loops never grow the stack) and the
 heap (`aligned_alloc`/`free`) otherwise. A failed `AssertStmt` or allocation frees the
 live heap buffers and returns a nonzero code whose message the runtime raises.
@@ -51,7 +53,10 @@ class StmtCodegen:
             index = indices[0]
             off = buffer.elem_offset
             if off is not None and not (isinstance(off, E.IntImm) and off.value == 0):
-                index = index + off
+                if isinstance(index, E.Ramp):  # stay a ramp: contiguous accesses stay vector loads
+                    index = E.ramp(index.base + off, index.stride, index.lanes)
+                else:
+                    index = index + off
         else:
             index = buffer.offset_of(indices)
         return base, index
@@ -162,26 +167,33 @@ class StmtCodegen:
             raise CodegenError(f"{self.func_name}: loop {op.loop_var.name} is bound to "
                                f"{op.thread_binding.thread_tag if op.thread_binding else 'a thread'}; "
                                "thread bindings need a GPU target")
-        b, dtype = self.builder, op.loop_var.dtype
+        if op.kind == S.ForKind.PARALLEL and self.emit_parallel_for(op):
+            return
+        dtype = op.loop_var.dtype
         start = self.cast(op.min.dtype, dtype, self.emit_expr(op.min))
-        end = b.add(start, self.cast(op.extent.dtype, dtype, self.emit_expr(op.extent)))
+        end = self.builder.add(start, self.cast(op.extent.dtype, dtype, self.emit_expr(op.extent)))
+        self.emit_loop(op.loop_var, start, end, op.body, op.kind)
+
+    def emit_loop(self, loop_var, start: ir.Value, end: ir.Value, body, kind) -> None:
+        """`for loop_var in [start, end): body` as header/body/latch, hinted by `kind`."""
+        b, dtype = self.builder, loop_var.dtype
         pre = b.block
-        header, body = b.append_basic_block("for_header"), b.append_basic_block("for_body")
+        header, body_bb = b.append_basic_block("for_header"), b.append_basic_block("for_body")
         exit_bb = b.append_basic_block("for_end")
         b.branch(header)
         b.position_at_end(header)
-        phi = b.phi(start.type, name=op.loop_var.name)
+        phi = b.phi(start.type, name=loop_var.name)
         phi.add_incoming(start, pre)
         signed = not DataType(dtype).is_uint
-        b.cbranch((b.icmp_signed if signed else b.icmp_unsigned)("<", phi, end), body, exit_bb)
-        b.position_at_end(body)
-        self.vars[op.loop_var] = phi
-        self.emit_stmt(op.body)
-        del self.vars[op.loop_var]
+        b.cbranch((b.icmp_signed if signed else b.icmp_unsigned)("<", phi, end), body_bb, exit_bb)
+        b.position_at_end(body_bb)
+        self.vars[loop_var] = phi
+        self.emit_stmt(body)
+        del self.vars[loop_var]
         nxt = b.add(phi, const_like(phi.type, 1), flags=("nsw",) if signed else ())
         latch = b.branch(header)
         phi.add_incoming(nxt, b.block)
-        self._loop_metadata(latch, op.kind)
+        self._loop_metadata(latch, kind)
         b.position_at_end(exit_bb)
 
     def _loop_metadata(self, branch, kind) -> None:
@@ -243,7 +255,7 @@ class StmtCodegen:
                 ptr = self.builder.alloca(ir.ArrayType(elem_t, max(size, 1)), name=op.buffer_var.name)
                 ptr.align = ALLOC_ALIGN
                 ptr.type = PTR  # treat it as an opaque pointer, like the parameters (same IR text)
-            self.vars[op.buffer_var] = ptr
+            self._bind_allocation(op.buffer_var, ptr)
             self.emit_stmt(op.body)
             del self.vars[op.buffer_var]
             return
@@ -258,12 +270,17 @@ class StmtCodegen:
         ptr = b.call(alloc, [ir.Constant(I64, ALLOC_ALIGN), rounded], name=op.buffer_var.name)
         self.fail_unless(b.icmp_unsigned("!=", ptr, ir.Constant(PTR, None)),
                          f"allocation of buffer {op.buffer_var.name} ({op.dtype}) failed: out of memory")
-        self.vars[op.buffer_var] = ptr
+        self._bind_allocation(op.buffer_var, ptr)
         self.heap_live.append(ptr)
         self.emit_stmt(op.body)
         self.heap_live.pop()
         del self.vars[op.buffer_var]
         self.builder.call(self.extern_function("free", ir.VoidType(), [PTR]), [ptr])
+
+    def _bind_allocation(self, var, ptr: ir.Value) -> None:
+        self.vars[var] = ptr
+        self.noalias_vars.add(var)  # a fresh allocation overlaps no other buffer
+        self.aligned_vars[var] = ALLOC_ALIGN
 
 
 def _suffix(t: ir.Type) -> str:

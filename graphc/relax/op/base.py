@@ -1,0 +1,64 @@
+"""`call_tir`: call a TensorIR function in destination-passing style, with declared outputs.
+
+`call_tir(gvar, args, out_sinfo, tir_vars=None)` allocates the outputs described by
+`out_sinfo`, passes them after `args` to the PrimFunc `gvar`, and returns them (a tuple when
+there are several). Its struct info is `out_sinfo`.
+
+>>> from graphc import relax
+>>> from graphc.ir import GlobalVar
+>>> x = relax.Var("x", relax.TensorStructInfo((4,), "float32"))
+>>> call = relax.op.call_tir(GlobalVar("f"), [x], relax.TensorStructInfo((4,), "float32"))
+>>> relax.BlockBuilder().normalize(call).struct_info
+R.Tensor((4,), dtype="float32")
+"""
+
+from __future__ import annotations
+
+from ...errors import TypeInferenceError
+from ...ir.module import GlobalVar
+from ..expr import Call, Expr, ShapeExpr, Tuple
+from ..struct_info import ShapeStructInfo, StructInfo, TensorStructInfo, TupleStructInfo
+from .infer import op_label
+from .registry import Op, OpPatternKind, register_op
+
+
+def _infer_call_tir(call, bb) -> StructInfo:
+    if len(call.args) not in (2, 3):
+        raise TypeInferenceError(
+            f"{op_label(call)} expects (gvar, args) or (gvar, args, tir_vars), got {len(call.args)} "
+            f"arguments")
+    if not isinstance(call.args[0], GlobalVar):
+        raise TypeInferenceError(
+            f"{op_label(call)} expects argument gvar to be a GlobalVar, got "
+            f"{call.args[0]!r}")
+    args_sinfo = call.args[1].struct_info
+    if not isinstance(args_sinfo, TupleStructInfo):
+        raise TypeInferenceError(f"{op_label(call)} expects argument args to be a tuple, got {args_sinfo}")
+    if len(call.args) == 3 and not isinstance(call.args[2].struct_info, ShapeStructInfo):
+        raise TypeInferenceError(
+            f"{op_label(call)} expects argument tir_vars to be a shape, got {call.args[2].struct_info}")
+    if len(call.sinfo_args) != 1:
+        raise TypeInferenceError(
+            f"{op_label(call)} expects exactly one sinfo_args entry (the output struct info), "
+            f"got {len(call.sinfo_args)}")
+    return call.sinfo_args[0]
+
+
+register_op("relax.call_tir", -1, _infer_call_tir, pattern=OpPatternKind.kOpaque,
+            description="Call a PrimFunc in destination-passing style; outputs described by sinfo_args.")
+
+
+def call_tir(gvar: GlobalVar, args, out_sinfo, tir_vars=None) -> Call:
+    """`R.call_tir(gvar, args, out_sinfo, tir_vars)`; a list `out_sinfo` means a tuple of outputs."""
+    if isinstance(args, Expr) and not isinstance(args, Tuple):
+        args = Tuple([args])
+    elif not isinstance(args, Tuple):
+        args = Tuple(list(args))
+    if isinstance(out_sinfo, list | tuple):
+        out_sinfo = out_sinfo[0] if len(out_sinfo) == 1 else TupleStructInfo(out_sinfo)
+    if not isinstance(out_sinfo, TensorStructInfo | TupleStructInfo):
+        raise TypeInferenceError(f"'call_tir' expects out_sinfo to be tensor struct info, got {out_sinfo!r}")
+    call_args = [gvar, args]
+    if tir_vars is not None:
+        call_args.append(tir_vars if isinstance(tir_vars, Expr) else ShapeExpr(tir_vars))
+    return Call(Op.get("relax.call_tir"), call_args, sinfo_args=[out_sinfo])

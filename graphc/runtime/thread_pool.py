@@ -1,0 +1,143 @@
+"""The CPU parallel runtime: libgomp's thread pool and the thread count kernels read.
+
+Compiled kernels run `parallel` loops by calling OpenMP's `GOMP_parallel` (libgomp's native
+thread pool) on an outlined body; no Python thread is involved per call. Two process-wide
+32-bit integers, exported to JIT-compiled code with `llvm.add_symbol`, steer them:
+
+- `graphc_num_threads`: how many threads a parallel region uses. It starts from the
+  `GRAPHC_NUM_THREADS` environment variable (else the cores this process may run on) and
+  is changed with `set_num_threads`.
+- `graphc_parallel_active`: parallel regions running now. A kernel that finds one already
+  running (another Python thread called a kernel) runs its loop serially instead of
+  spawning a second team of `num_threads` threads, so concurrent callers never
+  oversubscribe the cores.
+
+When libgomp cannot be found, `GOMP_parallel` and the `omp_get_*` queries are served by
+serial stand-ins (with one warning), so kernels still load and run, on one thread.
+
+Importing `graphc.runtime` registers the symbols, so every Module loads after it.
+
+>>> old = get_num_threads()
+>>> set_num_threads(1); get_num_threads()
+1
+>>> set_num_threads(old)
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import threading
+import warnings
+
+import llvmlite.binding as llvm
+
+NUM_THREADS_SYMBOL = "graphc_num_threads"
+ACTIVE_SYMBOL = "graphc_parallel_active"
+ENV_VAR = "GRAPHC_NUM_THREADS"
+# libgomp's soname on glibc systems; the dynamic loader finds it without a search
+_GOMP_NAMES = ("libgomp.so.1", "/usr/lib/x86_64-linux-gnu/libgomp.so.1", "/lib/x86_64-linux-gnu/libgomp.so.1")
+
+# ctypes owns the storage; the generated code reads and updates it through its address
+_num_threads = ctypes.c_int32(1)
+_active = ctypes.c_int32(0)
+_lock = threading.Lock()
+_state = {"gomp": None, "fallback": None}
+
+
+def default_num_threads() -> int:
+    """`GRAPHC_NUM_THREADS` when set to a positive integer, else the usable cores."""
+    text = os.environ.get(ENV_VAR, "").strip()
+    if text:
+        try:
+            value = int(text)
+        except ValueError:
+            value = 0
+        if value > 0:
+            return value
+        warnings.warn(f"{ENV_VAR}={text!r} is not a positive integer; using all cores", stacklevel=2)
+    try:
+        return max(len(os.sched_getaffinity(0)), 1)
+    except (AttributeError, OSError):  # not Linux
+        return max(os.cpu_count() or 1, 1)
+
+
+def set_num_threads(n: int) -> None:
+    """Use `n` threads (at least 1) for the parallel loops of every kernel from now on."""
+    n = int(n)
+    if n < 1:
+        raise ValueError(f"set_num_threads needs a positive thread count, got {n}")
+    _num_threads.value = n
+
+
+def get_num_threads() -> int:
+    """The number of threads a parallel loop uses."""
+    return int(_num_threads.value)
+
+
+def gomp_path() -> str | None:
+    """Where libgomp was loaded from, or None when kernels run parallel loops serially."""
+    return _state["gomp"]
+
+
+# -- serial stand-ins used only when libgomp is missing ---------------------------------------
+_BODY = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+_PARALLEL = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint32)
+_QUERY = ctypes.CFUNCTYPE(ctypes.c_int32)
+
+
+def _serial_parallel(fn, data, num_threads, flags):
+    _BODY(fn)(data)  # one thread: omp_get_thread_num() is 0 of 1, the whole range
+
+
+def _install_fallback() -> None:
+    callbacks = {
+        "GOMP_parallel": _PARALLEL(_serial_parallel),
+        "omp_get_thread_num": _QUERY(lambda: 0),
+        "omp_get_num_threads": _QUERY(lambda: 1),
+    }
+    for name, cb in callbacks.items():
+        llvm.add_symbol(name, ctypes.cast(cb, ctypes.c_void_p).value)
+    _state["fallback"] = callbacks  # keep the trampolines alive for the process
+
+
+def _load_gomp() -> str | None:
+    candidates = list(_GOMP_NAMES)
+    found = ctypes.util.find_library("gomp")
+    if found:
+        candidates.insert(1, found)
+    for name in candidates:
+        try:
+            ctypes.CDLL(name, mode=ctypes.RTLD_GLOBAL)
+            llvm.load_library_permanently(name)
+        except (OSError, RuntimeError):
+            continue
+        return name
+    return None
+
+
+def init() -> None:
+    """Export the thread state to JIT code and load libgomp (once; called on import)."""
+    with _lock:
+        if _state.get("ready"):
+            return
+        _num_threads.value = default_num_threads()
+        llvm.add_symbol(NUM_THREADS_SYMBOL, ctypes.addressof(_num_threads))
+        llvm.add_symbol(ACTIVE_SYMBOL, ctypes.addressof(_active))
+        _state["gomp"] = _load_gomp()
+        if _state["gomp"] is None:
+            warnings.warn("libgomp (gcc's OpenMP runtime) was not found; parallel loops will run "
+                          "serially. Install libgomp1 to use all cores.", RuntimeWarning, stacklevel=2)
+            _install_fallback()
+        _state["ready"] = True
+
+
+def active_regions() -> int:
+    """Parallel regions running right now (for tests and diagnostics)."""
+    return int(_active.value)
+
+
+init()
+
+__all__ = ["active_regions", "default_num_threads", "get_num_threads", "gomp_path", "set_num_threads"]
