@@ -247,7 +247,7 @@ def mylog(x):
 def llvm_mylog_rule(op):
     """llvm lowering rule for log (the notebook's opencl rule; C's float log is logf)"""
     if op.dtype == "float32":
-        return tir.call_pure_extern("float32", "logf", op.args[0])
+        return tir.call_pure_extern("float32", "log", op.args[0])
     else:
         return op
 

@@ -68,3 +68,13 @@ def test_decorator_form(clean_rules):
 
     x = tir.Var("x", "float32")
     assert lower_intrin(tir.sin(x), "llvm") is x
+
+
+def test_float32_call_of_a_libm_double_function_binds_the_float_variant(run_ew):
+    # tir.call_pure_extern("float32", "log", x) as the TE notebook writes it: must call logf.
+    x = np.linspace(0.5, 4.0, 16).astype("float32")
+    out = run_ew(lambda a: tir.call_pure_extern("float32", "log", a), [x], "float32")
+    np.testing.assert_allclose(out, np.log(x), rtol=1e-6)
+    x64 = x.astype("float64")
+    out64 = run_ew(lambda a: tir.call_pure_extern("float64", "log", a), [x64], "float64")
+    np.testing.assert_allclose(out64, np.log(x64), rtol=1e-12)

@@ -92,6 +92,7 @@ class IntrinsicCodegen:
         values = [self.emit_expr(a) for a in args]
         values = [self.builder.zext(v, I8) if v.type == I1 else v for v in values]
         dt = DataType(op.dtype)
+        name = _libm_float_variant(name, dt, [a.dtype for a in args])
         if dt.lanes == 1:
             ret = ir.VoidType() if dt.is_handle and op.op == "tir.call_extern" else reg_type(op.dtype)
             fn = self.extern_function(name, ret, [v.type for v in values])
@@ -224,3 +225,21 @@ _SIMPLE = {
     "tir.bitwise_not": lambda cg, op, a: cg.builder.not_(a[0]),
     "tir.popcount": lambda cg, op, a: cg.call_llvm_intrinsic("llvm.ctpop", a),
 }
+
+
+# C's math functions take doubles; a float32 call of `log` must bind to `logf` (as OpenCL's
+# overloads do implicitly), or the double routine would read float registers as garbage.
+_LIBM_DOUBLE = frozenset(
+    "exp exp2 expm1 log log2 log10 log1p sqrt cbrt sin cos tan asin acos atan sinh cosh tanh "
+    "asinh acosh atanh erf erfc pow atan2 fmod hypot copysign nextafter fabs floor ceil round "
+    "trunc nearbyint rint fmin fmax".split()
+)
+
+
+def _libm_float_variant(name: str, dtype: DataType, arg_dtypes) -> str:
+    floats = [DataType(d).element_of() for d in arg_dtypes]
+    if name in _LIBM_DOUBLE and dtype.element_of() == "float32" and floats and all(
+        f == "float32" for f in floats
+    ):
+        return name + "f"
+    return name
