@@ -245,7 +245,7 @@ def mylog(x):
 
 
 def llvm_mylog_rule(op):
-    """llvm lowering rule for log (the notebook's opencl rule; C's float log is logf)"""
+    """llvm lowering rule for log, the notebook's opencl rule verbatim"""
     if op.dtype == "float32":
         return tir.call_pure_extern("float32", "log", op.args[0])
     else:

@@ -6,13 +6,17 @@ primitives applied (`sch.trace`, replayable with `sch.trace.apply_to(other)`). H
 
 - look-up: get_block / get_sblock, get_loops, get_child_blocks, get_producers, get_consumers,
   get_output_blocks, get
-- loops (loops.py): split, fuse, reorder, add_unit_loop
+- loops (loops.py, merge.py): split, fuse, reorder, merge, add_unit_loop
 - loop kinds (for_kind.py): parallel, vectorize, unroll, bind
 - annotations (annotate.py): annotate, unannotate
 - block placement (compute_at.py, compute_inline.py): compute_at, reverse_compute_at,
   compute_inline, reverse_compute_inline
 - caching and scopes (cache.py): cache_read, cache_write, set_scope
-- reductions (reduction.py): decompose_reduction
+- reductions (reduction.py): decompose_reduction, rfactor
+- restructuring (schedule_layout.py): blockize (blockize.py), transform_layout (layout.py),
+  pad_einsum (pad.py), reindex (reindex.py)
+- storage_align records the "buffer_dim_align" block annotation only: the lowering in
+  graphc/tir/transform does not apply it yet (strides stay compact)
 
 Every primitive checks its preconditions before building anything: an illegal one raises
 `ScheduleError` saying why, and the schedule stays exactly as it was.

@@ -31,11 +31,12 @@ wrote in one iteration.
 from __future__ import annotations
 
 from ...errors import ScheduleError
-from ..analysis.block_access import affine_difference, extent_between, relax
+from ..analysis.block_access import affine_difference
 from ..expr import IntImm, Range, Var, const, logical_and, max_value_of, min_value_of
 from ..functor import substitute
 from ..stmt import Block, BlockRealize, For, ForKind, SeqStmt
 from .blocks import access, read_buffers, write_buffers
+from .bounds import clip_to_domain, relax_in, shape_analyzer
 from .state import (
     enclosing_block,
     find_block_path,
@@ -64,7 +65,7 @@ def _upper(a, b):
     return max_value_of(a, b)
 
 
-def _touched_region(loop: For, realizes: list, buffer, use_reads: bool, what: str) -> list:
+def _touched_region(ana, loop: For, realizes: list, buffer, use_reads: bool, what: str) -> list:
     """Per dimension (lo, hi) of `buffer` accessed by `realizes` during one iteration of `loop`."""
     dims = None
     for realize in realizes:
@@ -80,7 +81,7 @@ def _touched_region(loop: For, realizes: list, buffer, use_reads: bool, what: st
             for r in region.region:
                 lo_e = substitute(r.min, vmap)
                 hi_e = substitute(r.min + r.extent - 1, vmap)
-                lo, hi = relax(lo_e, dom), relax(hi_e, dom)
+                lo, hi = relax_in(ana, lo_e, dom), relax_in(ana, hi_e, dom)
                 if lo is None or hi is None:
                     raise ScheduleError(
                         f"cannot {what}: the region of {buffer.name} that block {block.name_hint!r} accesses "
@@ -108,16 +109,18 @@ def _iter_ranges(block: Block, buffer, dims: list, use_reads: bool, what: str) -
     return out
 
 
-def _within(expr, bound, outer: dict, upper: bool) -> bool:
+def _within(ana, expr, bound, outer: dict, upper: bool) -> bool:
     """Whether `expr` <= `bound` (upper) or `expr` >= `bound` (lower) for every outer loop value."""
-    rng = relax(expr, outer)
+    rng = relax_in(ana, expr, outer)
     if rng is None:
         return False
     d = affine_difference(rng[1] if upper else rng[0], bound)
-    return d is not None and (d <= 0 if upper else d >= 0)
+    if d is not None:
+        return d <= 0 if upper else d >= 0
+    return ana.can_prove(rng[1] <= bound if upper else rng[0] >= bound)
 
 
-def _new_nest(realize: BlockRealize, ranges: dict, preserve_unit_loops: bool, outer: dict):
+def _new_nest(ana, realize: BlockRealize, ranges: dict, preserve_unit_loops: bool, outer: dict):
     """The loops and realize that run `realize`'s block over `ranges` (iter var -> (lo, hi)).
 
     Where the region may stick out of an iter var's domain (a non-dividing split outside),
@@ -128,11 +131,7 @@ def _new_nest(realize: BlockRealize, ranges: dict, preserve_unit_loops: bool, ou
     for iv in block.iter_vars:
         top = simplify(iv.dom.min + iv.dom.extent - 1)
         lo, hi = ranges.get(iv.var, (iv.dom.min, top))
-        d = affine_difference(lo, iv.dom.min)
-        lo = iv.dom.min if d is not None and d < 0 else lo
-        d = affine_difference(hi, top)
-        hi = top if d is not None and d > 0 else hi
-        extent = extent_between(lo, hi)
+        lo, hi, extent = clip_to_domain(ana, lo, hi, iv.dom.min, iv.dom.extent)
         if is_one(extent) and not preserve_unit_loops:
             binding = lo
         else:
@@ -141,9 +140,9 @@ def _new_nest(realize: BlockRealize, ranges: dict, preserve_unit_loops: bool, ou
             binding = simplify(lo + var)
             outer = {**outer, var: Range(const(0, var.dtype), extent)}
         bindings.append(binding)
-        if not _within(binding, iv.dom.min, outer, upper=False):
+        if not _within(ana, binding, iv.dom.min, outer, upper=False):
             conds.append(iv.dom.min <= binding)
-        if not _within(binding, top, outer, upper=True):
+        if not _within(ana, binding, top, outer, upper=True):
             conds.append(binding < simplify(iv.dom.min + iv.dom.extent))
     pred = conds[0] if conds else const(True)
     for c in conds[1:]:
@@ -213,10 +212,11 @@ def compute_at(func, func_name: str, name: str, loop_var: Var, preserve_unit_loo
     buffer = next(
         b for b in mine if any(b in (write_buffers if reverse else read_buffers)(r.block) for r in related)
     )
-    dims = _touched_region(loop, related, buffer, use_reads=not reverse, what=what)
-    ranges = _iter_ranges(block, buffer, dims, use_reads=reverse, what=what)
     outer = {s.loop_var: Range(s.min, s.extent) for s in lpath if isinstance(s, For)}
-    nest = _new_nest(realize, ranges, preserve_unit_loops, outer)
+    ana = shape_analyzer(func, outer)
+    dims = _touched_region(ana, loop, related, buffer, use_reads=not reverse, what=what)
+    ranges = _iter_ranges(block, buffer, dims, use_reads=reverse, what=what)
+    nest = _new_nest(ana, realize, ranges, preserve_unit_loops, outer)
     body = loop.body
     stmts = list(body.seq) if isinstance(body, SeqStmt) else [body]
     if reverse:

@@ -102,14 +102,22 @@ def _drop_alloc(root, buffer):
     return root
 
 
-def _refresh_reads(root, changed_names: set):
-    """Recompute the read regions of the blocks named in `changed_names`."""
-    mapping = {}
-    for s in walk(root):
-        if isinstance(s, Block) and s.name_hint in changed_names:
-            reads, writes = get_block_read_write_region(s)
-            mapping[s] = s.replace(reads=reads, writes=writes if not s.writes else s.writes)
-    return replace_stmts(root, mapping) if mapping else root
+def _refresh_reads(root, changed_names: set, buffer=None):
+    """Recompute the read regions of the blocks named in `changed_names`, and of the blocks that
+    still declare a read of the inlined `buffer` (outer blocks, e.g. made by blockize); inner
+    blocks first, so that an outer block's regions see its inner blocks' new ones."""
+    from ..functor import StmtMutator
+
+    class _Refresh(StmtMutator):
+        def visit_Block(self, op):
+            out = super().visit_Block(op)
+            stale = buffer is not None and any(r.buffer is buffer for r in op.reads)
+            if op.name_hint in changed_names or stale:
+                reads, writes = get_block_read_write_region(out)
+                out = out.replace(reads=reads, writes=writes if not out.writes else out.writes)
+            return out
+
+    return _Refresh().visit_stmt(root)
 
 
 def compute_inline(func, func_name: str, name: str):
@@ -172,7 +180,7 @@ def compute_inline(func, func_name: str, name: str):
     body = replace_stmts(func.body, {removal_root(path): None})
     body = _Inline().visit_stmt(body)
     body = _drop_alloc(body, buf)
-    body = _refresh_reads(body, changed)
+    body = _refresh_reads(body, changed, buf)
     return func.with_body(body)
 
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from ...errors import ScheduleError
 from ..analysis.block_access import get_block_access_region, get_block_read_write_region
-from ..expr import Var
+from ..expr import IntImm, Range, Var
 from ..functor import StmtExprVisitor, substitute
 from ..stmt import Block, BlockRealize, For, IterType, IterVar, SeqStmt
-from .state import enclosing_block, find_block_path, loops_above, replace_stmts
+from .blocks import write_buffers
+from .state import enclosing_block, find_block_path, loops_above, replace_stmts, walk
 
 
 def _uses(expr, var: Var) -> bool:
@@ -25,6 +26,26 @@ def _uses(expr, var: Var) -> bool:
 
     _Find().visit_expr(expr)
     return found
+
+
+def _check_init_reached(func, block, realize, loops, what: str) -> None:
+    """The init runs where every reduce iter is at its minimum; a separate init block runs for every
+    spatial point, which is the same only if the loops reach those minima (not, e.g., in the
+    second part of a partitioned reduction loop)."""
+    from .bounds import relax_in, shape_analyzer
+
+    dom = {lp.loop_var: Range(lp.min, lp.extent) for lp in loops}
+    ana = shape_analyzer(func, dom)
+    for iv, v in zip(block.iter_vars, realize.iter_values):
+        if iv.iter_type == IterType.DATA_PAR:
+            continue
+        rng = relax_in(ana, v, dom)
+        if rng is None or not ana.can_prove(rng[0] <= iv.dom.min):
+            raise ScheduleError(
+                f"cannot {what}: the loops never bring reduce iter {iv.var.name} to its minimum "
+                f"{iv.dom.min}, so the block never runs its init; a separate init block would reset "
+                f"results computed elsewhere"
+            )
 
 
 def decompose_reduction(func, func_name: str, name: str, loop_var: Var):
@@ -51,6 +72,7 @@ def decompose_reduction(func, func_name: str, name: str, loop_var: Var):
                 f"cannot {what}: loop {lp.loop_var.name} above it drives a reduce iter; the init must go "
                 f"above every loop related to the reduction (decompose at {lp.loop_var.name} or higher)"
             )
+    _check_init_reached(func, block, realize, loops, what)
     for lp, nxt in zip(loops[pos:], loops[pos + 1 :] + [realize]):
         if lp.body is not nxt:
             raise ScheduleError(
@@ -183,6 +205,16 @@ def rfactor(func, func_name: str, name: str, loop_var: Var, factor_axis: int):
         raise ScheduleError(f"cannot {what}: the block has iters that are neither spatial nor reduce")
     if any(_uses(v, loop_var) for _, v in spatial) or not any(_uses(v, loop_var) for _, v in reduce_):
         raise ScheduleError(f"cannot {what}: the loop must drive reduce iters only")
+    if not (isinstance(rf_loop.min, IntImm) and rf_loop.min.value == 0):
+        raise ScheduleError(f"cannot {what}: the loop starts at {rf_loop.min}, rfactor needs a loop from 0")
+    _check_init_reached(func, block, realize, loops, what)
+    others = [r.block.name_hint for r in walk(func.body) if isinstance(r, BlockRealize) and r is not realize
+              and r.block.name_hint != "root" and buf in write_buffers(r.block)]  # fmt: skip
+    if others:
+        raise ScheduleError(
+            f"cannot {what}: {buf.name} is also written by block(s) {', '.join(others)}; the write-back "
+            f"block would run after them"
+        )
     red_loops = [lp for lp in loops if any(_uses(v, lp.loop_var) for _, v in reduce_)]
     for lp in red_loops:
         if any(_uses(v, lp.loop_var) for _, v in spatial):

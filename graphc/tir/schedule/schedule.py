@@ -32,12 +32,13 @@ from . import blocks as _blocks
 from . import for_kind as _for_kind
 from . import loops as _loops
 from .schedule_blocks import BlockPrimitives
+from .schedule_layout import LayoutPrimitives
 from .state import check_exists, find_block_path, find_loop_path, loops_above
 from .trace import BlockRV, LoopRV, Trace
 from .trace import traced as _primitive
 
 
-class Schedule(BlockPrimitives):
+class Schedule(BlockPrimitives, LayoutPrimitives):
     """A scheduling session over an IRModule (or a single PrimFunc, named "main")."""
 
     def __init__(self, mod, func_name: str | None = None, debug_mask=None, error_render_level=None):
@@ -210,6 +211,29 @@ class Schedule(BlockPrimitives):
         new_func, var = _loops.fuse(self._func(fn), fn, [lp.var for lp in loops], preserve_unit_iters)
         self._commit(fn, new_func)
         return LoopRV(var, fn)
+
+    @_primitive
+    def merge(self, *loops: LoopRV) -> LoopRV:
+        """Run the nests of `loops` (same depth and extents) as one nest; see merge.py."""
+        from .merge import merge
+
+        if len(loops) == 1 and isinstance(loops[0], list | tuple):
+            loops = tuple(loops[0])
+        fn = self._check_loops(*loops)
+        new_func, var = merge(self._func(fn), fn, [lp.var for lp in loops])
+        self._commit(fn, new_func)
+        return LoopRV(var, fn)
+
+    @_primitive
+    def loop_partition(self, loop: LoopRV, factors, preserve_unit_iters: bool = True) -> list:
+        """Cut `loop` into consecutive loops of extents `factors` (one may be None), each running
+        a copy of the body with blocks renamed `<block>_<loop><k>`; see partition.py."""
+        from .partition import loop_partition
+
+        fn = self._check_loops(loop)
+        new_func, new_vars = loop_partition(self._func(fn), fn, loop.var, factors, preserve_unit_iters)
+        self._commit(fn, new_func)
+        return [LoopRV(v, fn) for v in new_vars]
 
     @_primitive
     def reorder(self, *loops: LoopRV) -> None:

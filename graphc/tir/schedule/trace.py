@@ -200,4 +200,20 @@ def format_value(x) -> str:
             return type(x).__name__
     if isinstance(x, str):
         return f'"{x}"' if '"' not in x else repr(x)
+    if callable(x) and not isinstance(x, type):
+        return _format_index_map(x)
     return repr(x)
+
+
+def _format_index_map(fn) -> str:
+    """An index map (a Python function of indices) as the lambda it computes."""
+    import inspect
+
+    try:
+        names = list(inspect.signature(fn).parameters)
+        out = fn(*(Var(n) for n in names))
+    except (TypeError, ValueError):
+        return repr(fn)
+    out = out if isinstance(out, list | tuple) else (out,)
+    body = ", ".join(format_value(e) if not isinstance(e, int) else str(e) for e in out)
+    return f"lambda {', '.join(names)}: ({body}{',' if len(out) == 1 else ''})"

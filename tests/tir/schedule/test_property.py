@@ -22,7 +22,25 @@ PROGRAMS = {
 OPS = [
     "split", "fuse", "reorder", "parallel", "vectorize", "unroll", "compute_inline",
     "reverse_compute_inline", "compute_at", "reverse_compute_at", "decompose_reduction", "rfactor",
+    "transform_layout", "blockize", "pad_einsum", "reindex", "merge", "loop_partition",
 ]  # fmt: skip
+LAYOUTS = {  # index maps by rank: bijective ones and ones that need padding
+    1: [lambda i: (i // 2, i % 2), lambda i: (i // 4, i % 4)],
+    2: [lambda i, j: (j, i), lambda i, j: (i // 2, j, i % 2), lambda i, j: (j // 4, i, j % 4)],
+}
+
+
+def _transform_intermediate(sch, block, data):
+    """transform_layout on a buffer `block` writes that the function allocates (not a parameter)."""
+    func = sch.mod["main"]
+    written = [w.buffer for w in sch.get(block).writes]
+    allocated = [b for b in written if b not in func.buffer_map.values()]
+    if not allocated:
+        return
+    buf = data.draw(st.sampled_from(allocated))
+    index_map = data.draw(st.sampled_from(LAYOUTS.get(len(buf.shape), [lambda *ix: ix])))
+    pad = data.draw(st.sampled_from([None, 0.0]))
+    sch.transform_layout(block, buf.name, index_map, pad_value=pad)
 
 
 def _step(sch, data):
@@ -32,6 +50,21 @@ def _step(sch, data):
     op = data.draw(st.sampled_from(OPS))
     if op in ("compute_inline", "reverse_compute_inline"):
         getattr(sch, op)(block)
+    elif op == "transform_layout":
+        _transform_intermediate(sch, block, data)
+    elif op == "loop_partition" and loops:
+        factors = data.draw(st.sampled_from([[1, None], [None, 2], [2, 1, None]]))
+        sch.loop_partition(data.draw(st.sampled_from(loops)), factors, data.draw(st.booleans()))
+    elif op == "merge":
+        other_loops = sch.get_loops(data.draw(st.sampled_from(blocks)))
+        if not loops or not other_loops:
+            return
+        sch.merge(data.draw(st.sampled_from(loops)), data.draw(st.sampled_from(other_loops)))
+    elif op == "reindex":
+        sch.reindex(block, (data.draw(st.sampled_from(["read", "write"])), data.draw(st.integers(0, 2))))
+    elif op == "pad_einsum":
+        n = len(sch.get(block).iter_vars)
+        sch.pad_einsum(block, data.draw(st.lists(st.integers(1, 4), min_size=n, max_size=n)))
     elif op in ("compute_at", "reverse_compute_at"):
         other = data.draw(st.sampled_from(blocks))
         other_loops = sch.get_loops(other)
@@ -50,6 +83,8 @@ def _step(sch, data):
     elif op == "reorder":
         chosen = data.draw(st.permutations(loops))
         sch.reorder(*chosen[: data.draw(st.integers(1, len(chosen)))])
+    elif op == "blockize":
+        sch.blockize(data.draw(st.sampled_from(loops)), preserve_unit_iters=data.draw(st.booleans()))
     elif op == "rfactor":
         loop = data.draw(st.sampled_from(loops))
         sch.rfactor(loop, data.draw(st.integers(0, len(sch.get(block).writes[0].buffer.shape))))
