@@ -19,9 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...tir.analysis.block_access import to_affine
+from ...tir.analysis.var_use import uses_var
 from ...tir.expr import IntImm, PrimExpr, Var
 from ...tir.function import PrimFunc
-from ...tir.functor import StmtExprVisitor
 from ...tir.schedule import BlockRV, LoopRV, Schedule
 from ...tir.schedule.state import find_block_path, loops_above
 from ...tir.stmt import Block, BlockRealize, IterType
@@ -106,19 +106,6 @@ def block_regions(block: Block) -> tuple:
     from ...tir.schedule.blocks import access
 
     return access(block)
-
-
-def uses_var(expr, var: Var) -> bool:
-    """Whether `var` occurs in expression `expr`."""
-    found = False
-
-    class _Find(StmtExprVisitor):
-        def visit_Var(self, op):
-            nonlocal found
-            found = found or op is var
-
-    _Find().visit_expr(expr)
-    return found
 
 
 def block_realize(sch: Schedule, block_rv: BlockRV) -> BlockRealize:

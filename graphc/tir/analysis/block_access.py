@@ -41,6 +41,7 @@ from ..expr import (
 )  # fmt: skip
 from ..functor import StmtExprVisitor, substitute
 from ..stmt import Block, BlockRealize, BufferRegion, BufferStore, For, LetStmt
+from .var_use import uses_any_var
 
 # --- affine forms: exact differences and comparisons without a simplifier ----------------
 
@@ -152,18 +153,6 @@ def extent_between(lo: PrimExpr, hi: PrimExpr) -> PrimExpr:
 # --- interval bounds of an index expression over the relaxed variables -------------------
 
 
-def _depends_on(expr: PrimExpr, dom: dict) -> bool:
-    found = False
-
-    class _Find(StmtExprVisitor):
-        def visit_Var(self, op):
-            nonlocal found
-            found = found or op in dom
-
-    _Find().visit_expr(expr)
-    return found
-
-
 def _b_var(e: Var, dom):
     r = dom[e]
     return r.min, r.min + r.extent - 1
@@ -248,7 +237,7 @@ def bounds(expr: PrimExpr, dom: dict) -> tuple[PrimExpr, PrimExpr] | None:
     >>> affine_difference(hi, lo)
     2
     """
-    if not isinstance(expr, Ramp) and not _depends_on(expr, dom):
+    if not isinstance(expr, Ramp) and not uses_any_var(expr, dom):
         return expr, expr
     rule = _BOUND_RULES.get(type(expr))
     if rule is None or (isinstance(expr, Var) and expr not in dom):
@@ -264,7 +253,7 @@ def relax(expr: PrimExpr, dom: dict) -> tuple[PrimExpr, PrimExpr] | None:
     >>> lo is i, affine_difference(hi, lo)
     (True, 3)
     """
-    if not isinstance(expr, Ramp) and not _depends_on(expr, dom):
+    if not isinstance(expr, Ramp) and not uses_any_var(expr, dom):
         return expr, expr
     try:
         from ..arith import Analyzer
