@@ -274,3 +274,17 @@ def test_stencil_reads_merge_into_window():
     value = A[vi - 1 + 1] + A[vi + 2] + tir.if_then_else(vi > 0, A[vi], const(0.0))
     reads, _ = get_block_access_region(_block("B", [_iv(vi, 8)], B.vstore([vi], value)))
     assert reads[0].region[0].extent.value == 3
+
+
+def test_launched_thread_var_is_relaxed_over_its_extent():
+    A = decl_buffer((4, 32), "float32", "A")
+    tx = Var("tx")
+    launch = tir.AttrStmt(
+        IterVar(Range.make(32), tx, IterType.THREAD_INDEX, "threadIdx.x"),
+        "thread_extent",
+        const(32),
+        tir.BufferStore(A, A[0, tx] + 1.0, (const(0), tx)),
+    )
+    reads, writes = get_block_access_region(Block((), (), (), "b", launch))
+    assert [(r.min.value, r.extent.value) for r in reads[0].region] == [(0, 1), (0, 32)]
+    assert [(r.min.value, r.extent.value) for r in writes[0].region] == [(0, 1), (0, 32)]

@@ -396,6 +396,17 @@ class _Detector(StmtExprVisitor):
         self.visit_stmt(op.body)
         del self.dom[op.loop_var]
 
+    def visit_AttrStmt(self, op):
+        # A launched thread (`T.launch_thread`) ranges over [0, extent) within its body.
+        iv = op.node
+        launched = op.attr_key in ("thread_extent", "virtual_thread") and hasattr(iv, "var")
+        self.visit_expr(op.value)
+        if launched:
+            self.dom[iv.var] = Range(const(0, iv.var.dtype), op.value)
+        self.visit_stmt(op.body)
+        if launched:
+            del self.dom[iv.var]
+
     def visit_LetStmt(self, op: LetStmt):
         self.visit_expr(op.value)
         self.lets[op.var] = substitute(op.value, self.lets) if self.lets else op.value

@@ -1,0 +1,63 @@
+"""The Schedule methods that restructure blocks and buffers (a mixin of `Schedule`):
+blockize, transform_layout, pad_einsum and reindex.
+
+>>> import graphc.tir as tir
+>>> all(hasattr(tir.Schedule, p) for p in ("blockize", "transform_layout", "pad_einsum", "reindex"))
+True
+"""
+
+from __future__ import annotations
+
+from ...errors import ScheduleError
+from .trace import BlockRV, LoopRV, traced
+
+
+class LayoutPrimitives:
+    """blockize / transform_layout / pad_einsum / reindex; mixed into `Schedule`."""
+
+    @traced
+    def blockize(self, loop_or_loops, preserve_unit_iters: bool = True) -> BlockRV:
+        """Wrap the loops from `loop` down, and the single block under them, in a new block
+        `<name>_o` whose iter vars are the outer parts of the block's bindings (see blockize.py).
+        Returns the new outer block; the inner block keeps its name and handles."""
+        from .blockize import blockize
+
+        loop = loop_or_loops
+        if isinstance(loop, list | tuple):
+            if len(loop) != 1 or not isinstance(loop[0], LoopRV):
+                raise ScheduleError(
+                    "blockize takes one loop (a list of blocks is not supported: blockize their common "
+                    "loop instead)"
+                )
+            loop = loop[0]
+        fn = self._check_loops(loop)
+        new_func, name = blockize(self._func(fn), fn, loop.var, preserve_unit_iters)
+        self._commit(fn, new_func)
+        return BlockRV(name, fn)
+
+    @traced
+    def transform_layout(self, block: BlockRV, buffer, index_map, pad_value=None) -> None:
+        """Store `buffer` (("read"|"write", i) of `block`, a name, or a Buffer) at the indices
+        `index_map(*old_indices)` gives; every access in the function is rewritten. The map must
+        be bijective, or injective with `pad_value` for the padding (see layout.py). For a
+        parameter buffer the function's signature changes to the new shape."""
+        from .layout import transform_layout
+
+        self._apply(block, transform_layout, buffer, index_map, pad_value)
+
+    @traced
+    def pad_einsum(self, block: BlockRV, padding) -> None:
+        """Pad the iteration space of einsum `block` to multiples of `padding` (one per iter
+        var): inputs are copied into zero-padded `<name>_pad` buffers, the output is computed in
+        a padded buffer and copied back (see pad.py)."""
+        from .pad import pad_einsum
+
+        self._apply(block, pad_einsum, list(padding))
+
+    @traced
+    def reindex(self, block: BlockRV, buffer) -> BlockRV:
+        """Stage the ("read" | "write", i) buffer of `block` through `<buffer>_reindex`, indexed by
+        the block iter vars its access uses (see reindex.py). Returns the copying block."""
+        from .reindex import reindex
+
+        return BlockRV(self._apply(block, reindex, buffer), block.func_name)
