@@ -26,8 +26,24 @@ from .codegen import codegen_module
 from .init import create_target_machine, ensure_llvm
 
 
+# LLVM's cost model on AMD Zen (and some Intel parts) happily vectorizes a loop that strides
+# through rows with gathers and scatters, which run far slower than the scalar loop they
+# replace (a blocked matmul became 20x slower). graphc vectorizes the loops a schedule marks
+# itself, so steer LLVM's own vectorizer away from gathers unless the target asks otherwise.
+_X86_TUNING = ("+prefer-no-gather", "+prefer-no-scatter")
+
+
+def machine_features(target) -> str:
+    """The feature string handed to LLVM: the target's, plus x86 tuning it does not override."""
+    features = list(target.mattr)
+    if target.triple.startswith(("x86_64", "i686", "i386")):
+        named = {f[1:] for f in features}
+        features += [f for f in _X86_TUNING if f[1:] not in named]
+    return ",".join(features)
+
+
 def target_machine_for(target):
-    return create_target_machine(target.triple, target.mcpu, ",".join(target.mattr), target.opt_level)
+    return create_target_machine(target.triple, target.mcpu, machine_features(target), target.opt_level)
 
 
 def optimize(llmod, tm, opt_level: int) -> None:

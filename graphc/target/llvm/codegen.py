@@ -33,7 +33,7 @@ from .stmt import StmtCodegen
 from .types import F64, I32, I64, PTR, reg_type
 from .vectorize import native_vector_bits, vectorize_loops
 
-CODEGEN_VERSION = "graphc-llvm-2"  # 2: parallel loops on libgomp, TIR vectorizer
+CODEGEN_VERSION = "graphc-llvm-3"  # 2: parallel loops on libgomp, TIR vectorizer
 
 
 class CodeGenLLVM(ExprCodegen, IntrinsicCodegen, StmtCodegen, ParallelCodegen):
