@@ -1,8 +1,11 @@
-"""The script syntax: `I.`/`T.` namespaces, the printer and the parser.
+"""The script syntax: `I.`/`T.`/`R.` namespaces, the printer and the parser.
 
 `script(node)` / `show(node)` print IR as Python text; `@T.prim_func`, `@I.ir_module` and
 `from_source(text)` parse it back (never running the code), so that
 `structural_equal(from_source(script(x)), x)` holds for every IR form.
+`from graphc.script import relax as R` gives the Relax syntax (`@R.function`, `R.Tensor`,
+every registered operator as `R.<name>`); its printer and parser live in `printer/relax*.py`
+and `parser/relax*.py`.
 Other IRs plug in through `printer.register_function_printer` (printing functions inside
 modules) and `parser.entry.FUNCTION_PARSERS` (keyed by the id of their decorator object).
 
@@ -29,11 +32,11 @@ def from_source(text: str, globals_dict=None):
 
 
 def __getattr__(name):
-    if name == "parser":
+    if name in ("parser", "relax"):  # imported on first use: relax pulls in graphc.relax
         import importlib
 
-        return importlib.import_module(f"{__name__}.parser")
+        return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'graphc.script' has no attribute {name!r}")
 
 
-__all__ = ["expr_text", "from_source", "ir", "script", "show", "tir"]
+__all__ = ["expr_text", "from_source", "ir", "relax", "script", "show", "tir"]

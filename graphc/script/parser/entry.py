@@ -13,7 +13,7 @@ import inspect
 import sys
 
 from ...errors import ScriptError
-from ...ir.module import IRModule
+from ...ir.module import GlobalVar, IRModule
 from ...tir import expr as E
 from ...tir import stmt as S
 from ...tir.function import PrimFunc
@@ -112,7 +112,8 @@ def _parse_function(ev: Evaluator, node: ast.FunctionDef):
     dec, kwargs = _decorator_info(ev, node.decorator_list[0])
     parser = FUNCTION_PARSERS.get(id(dec))
     if parser is None:
-        raise ev.error(node.decorator_list[0], f"unknown function decorator {dec!r}; expected @T.prim_func")
+        raise ev.error(node.decorator_list[0],
+                       f"unknown function decorator {dec!r}; expected @T.prim_func or @R.function")
     return parser(ev, node, **kwargs)
 
 
@@ -127,9 +128,12 @@ FUNCTION_PARSERS: dict[int, object] = {id(T.prim_func): _prim_func_rule}
 def parse_module(ev: Evaluator, node: ast.ClassDef) -> IRModule:
     """The IRModule an `@I.ir_module` class describes."""
     mod = IRModule()
+    # Functions refer to each other (`cls.f` in Relax) through these GlobalVars.
+    ev.module_node = node
+    ev.global_vars = {s.name: GlobalVar(s.name) for s in node.body if isinstance(s, ast.FunctionDef)}
     for stmt in node.body:
         if isinstance(stmt, ast.FunctionDef):
-            mod[stmt.name] = _parse_function(ev, stmt)
+            mod[ev.global_vars[stmt.name]] = _parse_function(ev, stmt)
         elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and \
                 ev.eval(stmt.value.func) is I.module_attrs:
             mod.attrs.update(ev.eval(stmt.value.args[0]))
@@ -144,7 +148,9 @@ def parse_module(ev: Evaluator, node: ast.ClassDef) -> IRModule:
 
 
 def _default_globals() -> dict:
-    return {"T": T, "I": I}
+    from .. import relax as R
+
+    return {"T": T, "I": I, "R": R}
 
 
 def from_source(text: str, globals_dict=None):
@@ -153,6 +159,8 @@ def from_source(text: str, globals_dict=None):
     tree = source.parse()
     ev = Evaluator(source, {**_default_globals(), **(globals_dict or {})})
     for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            ev.globals[node.targets[0].id] = ev.eval(node.value)  # e.g. the `metadata = {...}` section
         if isinstance(node, ast.ClassDef):
             return parse_module(ev, node)
         if isinstance(node, ast.FunctionDef):
@@ -215,3 +223,6 @@ def ir_module_decorator(cls):
     source = _source_of(cls)
     ev = Evaluator(source, globals_dict, extra)
     return parse_module(ev, _first_def(source, ast.ClassDef))
+
+
+from . import relax_parser as _relax_parser  # noqa: E402,F401  (registers @R.function in FUNCTION_PARSERS)

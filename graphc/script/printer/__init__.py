@@ -30,7 +30,7 @@ _FUNCTION_PRINTERS: dict[type, object] = {
 # type -> fn(node, **kwargs) -> str
 _PRINTERS: dict[type, object] = {}
 
-_IMPORTS = {"I": "ir", "T": "tir", "R": "relax"}
+_IMPORTS = {"I": "ir", "T": "tir", "R": "relax"}  # in this order (TVM's)
 
 
 def register_function_printer(cls: type, fn) -> None:
@@ -51,8 +51,8 @@ def _lookup(table: dict, obj):
 
 
 def _header(namespaces) -> list[str]:
-    return [f"# from graphc.script import {_IMPORTS[ns]} as {ns}" for ns in sorted(namespaces)
-            if ns in _IMPORTS]
+    return [f"# from graphc.script import {module} as {ns}" for ns, module in _IMPORTS.items()
+            if ns in namespaces]
 
 
 def _function(func, name: str) -> tuple[list[str], set]:
@@ -66,7 +66,8 @@ def module_text(mod: IRModule) -> str:
     namespaces, body = {"I"}, []
     if mod.attrs:
         body.append(f"    I.module_attrs({StmtPrinter().value(dict(mod.attrs))})")
-    for gv in mod.get_global_vars():
+    # TensorIR functions first, then the others (Relax), each group by name: TVM's order.
+    for gv in sorted(mod.get_global_vars(), key=lambda g: not isinstance(mod[g], PrimFunc)):
         lines, used = _function(mod[gv], gv.name_hint)
         namespaces |= used
         if body:

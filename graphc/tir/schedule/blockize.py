@@ -133,6 +133,12 @@ def blockize(func, func_name: str, loop_var: Var, preserve_unit_iters: bool = Tr
             f"(found {type(stmt).__name__})"
         )
     block = realize.block
+    if block.init is not None:  # the init moves to the outer block, which must reach it as often
+        from .reduction import _check_init_reached
+        from .state import loops_above
+
+        bpath = find_block_path(func.body, block.name_hint)
+        _check_init_reached(func, block, realize, loops_above(bpath), what)
     outer_name = f"{block.name_hint}_o"
     if find_block_path(func.body, outer_name) is not None:
         raise ScheduleError(f"cannot {what}: a block named {outer_name!r} already exists")

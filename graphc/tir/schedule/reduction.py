@@ -12,7 +12,7 @@ from ..analysis.block_access import get_block_access_region, get_block_read_writ
 from ..expr import IntImm, Range, Var
 from ..functor import StmtExprVisitor, substitute
 from ..stmt import Block, BlockRealize, For, IterType, IterVar, SeqStmt
-from .blocks import write_buffers
+from .blocks import read_buffers, write_buffers
 from .state import enclosing_block, find_block_path, loops_above, replace_stmts, walk
 
 
@@ -223,6 +223,13 @@ def rfactor(func, func_name: str, name: str, loop_var: Var, factor_axis: int):
             )
     if not 0 <= factor_axis <= len(buf.shape):
         raise ScheduleError(f"cannot {what}: factor_axis {factor_axis} is out of range for {buf.name}")
+    sharing = [r.block.name_hint for r in walk(loops[0]) if isinstance(r, BlockRealize) and r is not realize
+               and buf in read_buffers(r.block)]  # fmt: skip
+    if sharing:
+        raise ScheduleError(
+            f"cannot {what}: block {sharing[0]!r} in the same loop nest reads {buf.name}; the write-back "
+            f"block goes after the nest, so it would read unfinished results"
+        )
     if find_block_path(func.body, f"{name}_rf") is not None:
         raise ScheduleError(f"cannot {what}: a block named {name + '_rf'!r} already exists")
 

@@ -1,0 +1,159 @@
+"""reindex: exact structure (TVM's copy blocks over all block iters), numerics, illegal cases."""
+
+import pytest
+import sched_programs as P
+
+from graphc import tir
+from graphc.ir import structural_equal
+from graphc.script import tir as T
+from graphc.tir import ScheduleError
+from graphc.tir.analysis.verify_well_formed import verify_well_formed
+
+
+def assert_func_equal(got, expected):
+    got, expected = got.without_attr("global_symbol"), expected.without_attr("global_symbol")
+    assert structural_equal(got, expected), got.script()
+
+
+@T.prim_func
+def matmul_nt(A: T.Buffer((8, 6), "float32"), B: T.Buffer((4, 6), "float32"), C: T.Buffer((8, 4), "float32")):
+    for i, j, k in T.grid(8, 4, 6):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = 0.0
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vj, vk]
+
+
+def _illegal(sch, fn):
+    before = P.snapshot(sch)
+    with pytest.raises(ScheduleError) as info:
+        fn()
+    P.assert_unchanged(sch, before)
+    return str(info.value)
+
+
+def test_reindex_transposed_read():
+    @T.prim_func
+    def before(A: T.Buffer((8, 4), "float32"), B: T.Buffer((4, 8), "float32")):
+        for i, j in T.grid(4, 8):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vj, vi] * 2.0
+
+    @T.prim_func
+    def expected(A: T.Buffer((8, 4), "float32"), B: T.Buffer((4, 8), "float32")):
+        A_reindex = T.alloc_buffer((4, 8), "float32")
+        for ax0, ax1 in T.grid(4, 8):
+            with T.block("A_reindex"):
+                v0, v1 = T.axis.remap("SS", [ax0, ax1])
+                T.reads(A[v1, v0])
+                T.writes(A_reindex[v0, v1])
+                A_reindex[v0, v1] = A[v1, v0]
+        for i, j in T.grid(4, 8):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                T.reads(A_reindex[vi, vj])
+                T.writes(B[vi, vj])
+                B[vi, vj] = A_reindex[vi, vj] * 2.0
+
+    sch = tir.Schedule(before)
+    rv = sch.reindex(sch.get_block("B"), ("read", 0))
+    assert sch.get(rv).name_hint == "A_reindex"
+    assert_func_equal(sch.mod["main"], expected)
+    P.assert_same_result(before, sch.mod["main"])
+
+
+def test_reindex_matmul_write_and_read():
+    @T.prim_func
+    def expected(
+        A: T.Buffer((8, 6), "float32"), B: T.Buffer((4, 6), "float32"), C: T.Buffer((8, 4), "float32")
+    ):
+        C_reindex = T.alloc_buffer((8, 4), "float32")
+        A_reindex = T.alloc_buffer((8, 6), "float32")
+        for ax0, ax1, ax2 in T.grid(8, 1, 6):
+            with T.block("A_reindex"):
+                v0, v1, v2 = T.axis.remap("SSS", [ax0, ax1, ax2])
+                T.reads(A[v0, v2])
+                T.writes(A_reindex[v0, v2])
+                A_reindex[v0, v2] = A[v0, v2]
+        for i, j, k in T.grid(8, 4, 6):
+            with T.block("C"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                T.reads(A_reindex[vi, vk], B[vj, vk])
+                T.writes(C_reindex[vi, vj])
+                with T.init():
+                    C_reindex[vi, vj] = T.float32(0.0)
+                C_reindex[vi, vj] = C_reindex[vi, vj] + A_reindex[vi, vk] * B[vj, vk]
+        for ax0, ax1, ax2 in T.grid(8, 4, 1):
+            with T.block("C_reindex"):
+                v0, v1, v2 = T.axis.remap("SSS", [ax0, ax1, ax2])
+                T.reads(C_reindex[v0, v1])
+                T.writes(C[v0, v1])
+                C[v0, v1] = C_reindex[v0, v1]
+
+    sch = tir.Schedule(matmul_nt)
+    c = sch.get_block("C")
+    sch.reindex(c, ("write", 0))
+    sch.reindex(c, ("read", 0))
+    assert_func_equal(sch.mod["main"], expected)
+    verify_well_formed(sch.mod["main"])
+    P.assert_same_result(matmul_nt, sch.mod["main"])
+    assert str(sch.trace).splitlines()[1:] == [
+        'b1 = sch.reindex(b0, ("write", 0))',
+        'b2 = sch.reindex(b0, ("read", 0))',
+    ]
+    replay = tir.Schedule(matmul_nt)
+    sch.trace.apply_to(replay)
+    assert structural_equal(replay.mod["main"], sch.mod["main"])
+
+
+def test_reindex_errors_leave_the_schedule_unchanged():
+    sch = tir.Schedule(P.two_stage())
+    assert "also accessed" in _illegal(sch, lambda: sch.reindex(sch.get_block("C"), ("read", 0)))
+    assert "('read' | 'write', index)" in _illegal(sch, lambda: sch.reindex(sch.get_block("C"), "B"))
+    s2 = tir.Schedule(matmul_nt)
+    c = s2.get_block("C")
+    assert "out of range" in _illegal(s2, lambda: s2.reindex(c, ("read", 7)))
+    s2.reindex(c, ("read", 1))
+    assert "also accessed by block(s) B_reindex" in _illegal(s2, lambda: s2.reindex(c, ("read", 1)))
+
+    @T.prim_func
+    def stencil(A: T.Buffer((9,), "float32"), B: T.Buffer((8,), "float32")):
+        for i in range(8):
+            with T.block("B"):
+                vi = T.axis.spatial(8, i)
+                B[vi] = A[vi] + A[vi + 1]
+
+    s3 = tir.Schedule(stencil)
+    assert "exactly one index tuple" in _illegal(s3, lambda: s3.reindex(s3.get_block("B"), ("read", 0)))
+
+
+def test_reindex_of_a_non_leaf_block_is_an_error():
+    sch = tir.Schedule(P.elementwise())
+    i, _ = sch.get_loops(sch.get_block("B"))
+    outer = sch.blockize(i)
+    assert "not a leaf block" in _illegal(sch, lambda: sch.reindex(outer, ("read", 0)))
+
+
+def test_reindex_of_a_guarded_access_that_may_leave_the_buffer_is_an_error():
+    @T.prim_func
+    def guarded(A: T.Buffer((4,), "float32"), B: T.Buffer((6,), "float32")):
+        for i in range(6):
+            with T.block("B"):
+                vi = T.axis.spatial(6, i)
+                B[vi] = T.if_then_else(vi < 4, A[vi], T.float32(0))
+
+    sch = tir.Schedule(guarded)
+    assert "out of bounds" in _illegal(sch, lambda: sch.reindex(sch.get_block("B"), ("read", 0)))
+
+
+def test_rfactor_refuses_when_a_consumer_shares_the_loop_nest():
+    f = P.row_sum(4, 6)
+    sch = tir.Schedule(f)
+    b = sch.get_block("B")
+    r = sch.reindex(b, ("write", 0))
+    sch.compute_at(b, sch.get_loops(r)[0])
+    P.assert_same_result(f, sch.mod["main"])
+    msg = _illegal(sch, lambda: sch.rfactor(sch.get_loops(b)[1], 0))
+    assert "B_reindex" in msg and "unfinished" in msg
