@@ -91,7 +91,10 @@ class _Equal:
         names_b = [gv.name_hint for gv in b.get_global_vars()]
         if names_a != names_b or not self.dicts(a.attrs, b.attrs):
             return False
-        return all(self.eq(a[n], b[n]) for n in names_a)
+        # Functions are closed: each gets its own variable pairing, so a symbolic var that
+        # two functions happen to share (a Relax function and the PrimFunc it calls) does
+        # not have to be shared on the other side too.
+        return all(_Equal(self.map_free_vars).eq(a[n], b[n]) for n in names_a)
 
     def fields(self, a, b) -> bool:
         for field in _fields(type(a)):
@@ -167,7 +170,9 @@ class _Hasher:
             self.visit(x.attrs)
             for gv in x.get_global_vars():
                 self.feed("fn", gv.name_hint.encode())
+                self.var_index, saved = {}, self.var_index
                 self.visit(x[gv])
+                self.var_index = saved
             return
         if _is_var_like(x):
             index = self.var_index.get(id(x))

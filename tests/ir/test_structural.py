@@ -42,3 +42,14 @@ def test_loop_kind_and_extent_matter():
 def test_attrs_matter():
     f = _func()
     assert not structural_equal(f, f.with_attr("global_symbol", "main"))
+
+
+def test_module_functions_are_compared_each_with_its_own_bindings():
+    from graphc.ir import IRModule
+
+    n = tir.Var("n")
+    shared = IRModule({"f": tir.PrimFunc([n], tir.Evaluate(n)), "g": tir.PrimFunc([n], tir.Evaluate(n))})
+    m1, m2 = tir.Var("n"), tir.Var("n")
+    separate = IRModule({"f": tir.PrimFunc([m1], tir.Evaluate(m1)), "g": tir.PrimFunc([m2], tir.Evaluate(m2))})
+    assert structural_equal(shared, separate)
+    assert structural_hash(shared) == structural_hash(separate)
