@@ -11,8 +11,8 @@
 True
 """
 
-from . import analysis, op
-from . import text as _text  # noqa: F401  (registers the minimal printer with graphc.script)
+from . import analysis, op, transform
+from . import text as _text  # noqa: F401  (registers the Relax printer with graphc.script)
 from .block_builder import BlockBuilder, BlockBuilderError
 from .expr import (
     Attrs,
@@ -66,5 +66,5 @@ __all__ = [
     "OpPatternKind", "PrimStructInfo", "PrimValue", "SeqExpr", "ShapeExpr", "ShapeStructInfo", "StringImm",
     "StructInfo", "TensorStructInfo", "Tuple", "TupleGetItem", "TupleStructInfo", "Var", "VarBinding",
     "analysis", "const", "erase_to_well_defined", "get_dtype", "get_ndim", "is_base_of", "is_leaf", "op",
-    "set_struct_info", "struct_info_lca",
+    "set_struct_info", "struct_info_lca", "transform",
 ]
