@@ -1,5 +1,8 @@
 """Relax operators: the registry and the call builders (`relax.op.add(a, b)` returns a Call).
 
+Each operator is registered once with its struct-info inference, its legalization (a TE
+compute from `graphc.topi`) and its fusion pattern; `relax.transform.LegalizeOps` reads them.
+
 >>> from graphc import relax
 >>> relax.op.add
 <function add at ...>
@@ -9,12 +12,26 @@
 
 from . import nn
 from .base import call_tir
-from .binary import add, divide, multiply, subtract
+from .binary import *  # noqa: F403
+from .binary import __all__ as _binary_all
+from .concat_split import concat, split, stack
+from .create import *  # noqa: F403
+from .create import __all__ as _create_all
+from .datatype import astype
+from .index import strided_slice, take
 from .linear_algebra import matmul
-from .manipulate import permute_dims, reshape
+from .manipulate import broadcast_to, expand_dims, flatten, permute_dims, reshape, squeeze
 from .registry import Op, OpInfo, OpPatternKind, infer_struct_info, list_ops, register_op, set_legalize
+from .replicate import flip, repeat, tile
+from .search import where
+from .statistical import *  # noqa: F403
+from .statistical import __all__ as _statistical_all
+from .unary import *  # noqa: F403
+from .unary import __all__ as _unary_all
 
 __all__ = [
-    "Op", "OpInfo", "OpPatternKind", "add", "call_tir", "divide", "infer_struct_info", "list_ops", "matmul",
-    "multiply", "nn", "permute_dims", "register_op", "reshape", "set_legalize", "subtract",
+    "Op", "OpInfo", "OpPatternKind", "call_tir", "infer_struct_info", "list_ops", "matmul", "nn",
+    "permute_dims", "register_op", "reshape", "set_legalize", "where", "astype", "broadcast_to", "concat",
+    "expand_dims", "flatten", "flip", "repeat", "split", "squeeze", "stack", "strided_slice", "take", "tile",
+    *_binary_all, *_create_all, *_statistical_all, *_unary_all,
 ]

@@ -10,6 +10,7 @@ R.Tensor((b, 5, 3, 6), dtype="float32")
 
 from __future__ import annotations
 
+from ... import topi
 from ...errors import TypeInferenceError
 from ..expr import Call
 from ..struct_info import UNKNOWN_DTYPE, TensorStructInfo, prim_text
@@ -23,6 +24,7 @@ from .infer import (
     tensor_arg,
 )
 from .registry import Op, OpPatternKind, register_op
+from .te_legalize import call_topi
 
 
 def _infer_matmul(call, bb):
@@ -65,7 +67,13 @@ def _text(d) -> str:
     return prim_text(d)
 
 
-register_op("relax.matmul", 2, _infer_matmul, pattern=OpPatternKind.kOutEWiseFusable,
+def _out_dtype(call) -> dict:
+    dtype = call.attrs.get("out_dtype")
+    return {"out_dtype": None if dtype in (None, UNKNOWN_DTYPE) else dtype}
+
+
+register_op("relax.matmul", 2, _infer_matmul, legalize=call_topi(topi.matmul, "matmul", _out_dtype),
+            pattern=OpPatternKind.kOutEWiseFusable,
             attrs={"out_dtype": "result dtype; void (the default) means the operands' dtype"},
             description="Matrix product with numpy matmul semantics.")
 

@@ -65,3 +65,104 @@ def test_non_tensor_argument_error():
     s = R.Var("s", R.ShapeStructInfo((2,)))
     with pytest.raises(TypeInferenceError, match=r"'subtract' expects argument x2 to be a tensor .* R.Shape"):
         infer(R.op.subtract(var((2,)), s))
+
+
+# --- the full binary family: struct info and legalized numerics ------------------------------
+
+import numpy as np  # noqa: E402
+
+N = tir.Var("n", "int64")
+BROADCAST_CASES = [  # (x1 shape, x2 shape, run shapes)
+    ((2, 1, 4), (3, 1), ((2, 1, 4), (3, 1))),
+    ((N, 4), (4,), ((5, 4), (4,))),
+]
+ARITH = {
+    "add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide,
+    "floor_divide": np.floor_divide, "power": np.power, "maximum": np.maximum, "minimum": np.minimum,
+    "mod": np.fmod, "floor_mod": np.mod,
+}
+COMPARE = {
+    "equal": np.equal, "not_equal": np.not_equal, "less": np.less, "less_equal": np.less_equal,
+    "greater": np.greater, "greater_equal": np.greater_equal,
+}
+
+
+def _operands(s1, s2, dtype="float32", low=0.5):
+    rng = np.random.default_rng(1)
+    a, b = rng.uniform(low, 3, s1), rng.uniform(low, 3, s2)
+    if dtype.startswith("int"):
+        a, b = rng.integers(-7, 8, s1), rng.integers(1, 5, s2)
+    return a.astype(dtype), b.astype(dtype)
+
+
+@pytest.mark.parametrize("x1,x2,runs", BROADCAST_CASES)
+@pytest.mark.parametrize("name", sorted(ARITH))
+def test_arith_numerics(legalize_run, name, x1, x2, runs):
+    a, b = _operands(*runs)
+    sinfos = [R.TensorStructInfo(x1, "float32"), R.TensorStructInfo(x2, "float32")]
+    out = legalize_run(getattr(R.op, name), sinfos, [a, b], name)[0]
+    np.testing.assert_allclose(out, ARITH[name](a, b), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["add", "multiply", "floor_divide", "floor_mod", "mod", "maximum"])
+def test_integer_arith_numerics(legalize_run, name):
+    a, b = _operands((5, 4), (4,), "int32")
+    b[b == 0] = 1
+    sinfos = [R.TensorStructInfo((N, 4), "int32"), R.TensorStructInfo((4,), "int32")]
+    out = legalize_run(getattr(R.op, name), sinfos, [a, b])[0]
+    np.testing.assert_array_equal(out, ARITH[name](a, b))
+
+
+@pytest.mark.parametrize("x1,x2,runs", BROADCAST_CASES)
+def test_compare_logical_bitwise_numerics(legalize_run, x1, x2, runs):
+    a, b = _operands(*runs)
+    b.flat[0] = a.flat[0]
+    f32 = [R.TensorStructInfo(x1, "float32"), R.TensorStructInfo(x2, "float32")]
+    for name, ref in COMPARE.items():
+        out = legalize_run(getattr(R.op, name), f32, [a, b], name)[0]
+        assert out.dtype == np.bool_
+        np.testing.assert_array_equal(out, ref(a, b))
+    p, q = a > 1.5, b > 1.5
+    bools = [R.TensorStructInfo(x1, "bool"), R.TensorStructInfo(x2, "bool")]
+    for name, ref in (("logical_and", np.logical_and), ("logical_or", np.logical_or),
+                      ("logical_xor", np.logical_xor)):
+        np.testing.assert_array_equal(legalize_run(getattr(R.op, name), bools, [p, q])[0], ref(p, q))
+    i, j = (a * 10).astype("int32"), (b * 10).astype("int32")
+    ints = [R.TensorStructInfo(x1, "int32"), R.TensorStructInfo(x2, "int32")]
+    for name, ref in (("bitwise_and", np.bitwise_and), ("bitwise_or", np.bitwise_or),
+                      ("bitwise_xor", np.bitwise_xor)):
+        np.testing.assert_array_equal(legalize_run(getattr(R.op, name), ints, [i, j])[0], ref(i, j))
+
+
+@pytest.mark.parametrize("c,x1,x2,runs", [
+    ((2, 1), (3,), (2, 3), ((2, 1), (3,), (2, 3))),
+    ((N, 1), (N, 3), (3,), ((4, 1), (4, 3), (3,))),
+])
+def test_where_numerics(legalize_run, c, x1, x2, runs):
+    rng = np.random.default_rng(2)
+    cond = rng.uniform(size=runs[0]) > 0.5
+    a, b = rng.normal(size=runs[1]).astype("float32"), rng.normal(size=runs[2]).astype("float32")
+    sinfos = [R.TensorStructInfo(c, "bool"), R.TensorStructInfo(x1, "float32"),
+              R.TensorStructInfo(x2, "float32")]
+    out = legalize_run(R.op.where, sinfos, [cond, a, b], "where")[0]
+    np.testing.assert_array_equal(out, np.where(cond, a, b))
+
+
+def test_family_struct_info_and_errors():
+    x, y = var((N, 1)), var((4,), name="y")
+    assert infer(R.op.greater_equal(x, y)) == 'R.Tensor((n, 4), dtype="bool")'
+    assert infer(R.op.power(x, y)) == 'R.Tensor((n, 4), dtype="float32")'
+    b = var((2,), "bool", name="b")
+    assert infer(R.op.logical_xor(b, b)) == 'R.Tensor((2,), dtype="bool")'
+    with pytest.raises(TypeInferenceError, match="'logical_and' requires bool operands"):
+        infer(R.op.logical_and(x, y))
+    with pytest.raises(TypeInferenceError, match="'bitwise_or' requires integer operands"):
+        infer(R.op.bitwise_or(x, y))
+    with pytest.raises(TypeInferenceError, match="'maximum' expects equal dtypes, got float32 and int32"):
+        infer(R.op.maximum(x, var((4,), "int32")))
+    with pytest.raises(TypeInferenceError, match="'where' expects condition to be a bool tensor"):
+        infer(R.op.where(x, x, x))
+    with pytest.raises(TypeInferenceError, match="'where' cannot broadcast condition"):
+        infer(R.op.where(var((3,), "bool"), var((2,)), var((2,))))
+    for name in [*ARITH, *COMPARE, "where"]:
+        assert R.Op.get(f"relax.{name}").pattern is R.OpPatternKind.kBroadcast

@@ -60,3 +60,23 @@ def test_matmul_errors():
         infer(var((2, 4, 4)), var((3, 4, 4)))
     with pytest.raises(TypeInferenceError, match="'matmul' expects argument x2 to be a tensor"):
         infer(var((2, 3)), R.Var("s", R.ShapeStructInfo(ndim=2)))
+
+
+# --- legalized numerics ---------------------------------------------------------------------
+
+import numpy as np  # noqa: E402
+
+
+@pytest.mark.parametrize("sa,sb,ra,rb", [
+    ((2, 3, 4), (4, 5), (2, 3, 4), (4, 5)),
+    ((tir.Var("n", "int64"), 1, 3, 4), (2, 4, 5), (3, 1, 3, 4), (2, 4, 5)),
+    ((4,), (2, 4, 5), (4,), (2, 4, 5)),
+])
+@pytest.mark.parametrize("out_dtype", [None, "float64"])
+def test_matmul_numerics(legalize_run, sa, sb, ra, rb, out_dtype):
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=ra).astype("float32"), rng.normal(size=rb).astype("float32")
+    sinfos = [relax.TensorStructInfo(sa, "float32"), relax.TensorStructInfo(sb, "float32")]
+    out = legalize_run(lambda x, y: relax.op.matmul(x, y, out_dtype), sinfos, [a, b], "matmul")[0]
+    assert out.dtype == np.dtype(out_dtype or "float32")
+    np.testing.assert_allclose(out, a.astype("float64") @ b, rtol=1e-5, atol=1e-5)

@@ -1,4 +1,4 @@
-"""Neural-network operators (`relax.op.nn`): activations so far.
+"""Neural-network operators (`relax.op.nn`): activations, softmax, dropout, normalizations.
 
 >>> from graphc import relax
 >>> x = relax.Var("x", relax.TensorStructInfo((2, 3), "float32"))
@@ -6,24 +6,24 @@
 R.Tensor((2, 3), dtype="float32")
 """
 
-from __future__ import annotations
+from .activation import (
+    dropout,
+    elu,
+    gelu,
+    gelu_tanh,
+    hardsigmoid,
+    hardswish,
+    leaky_relu,
+    log_softmax,
+    relu,
+    selu,
+    silu,
+    softmax,
+    softplus,
+)
+from .norm import batch_norm, layer_norm, rms_norm
 
-from ...expr import Call
-from ..infer import tensor_arg
-from ..registry import Op, OpPatternKind, register_op
-
-
-def _infer_unary(call, bb):
-    return tensor_arg(call, 0, "data")
-
-
-register_op("relax.nn.relu", 1, _infer_unary, pattern=OpPatternKind.kElemWise,
-            description="max(data, 0) elementwise.")
-
-
-def relu(data) -> Call:
-    """`max(data, 0)` elementwise."""
-    return Call(Op.get("relax.nn.relu"), [data])
-
-
-__all__ = ["relu"]
+__all__ = [
+    "batch_norm", "dropout", "elu", "gelu", "gelu_tanh", "hardsigmoid", "hardswish", "layer_norm",
+    "leaky_relu", "log_softmax", "relu", "rms_norm", "selu", "silu", "softmax", "softplus",
+]

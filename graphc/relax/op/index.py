@@ -1,0 +1,122 @@
+"""Indexing: `strided_slice` (numpy slicing with constant bounds) and `take` (gather along an axis).
+
+>>> from graphc import relax, tir
+>>> n = tir.Var("n", "int64")
+>>> x = relax.Var("x", relax.TensorStructInfo((n, 10), "float32"))
+>>> bb = relax.BlockBuilder()
+>>> bb.normalize(relax.op.strided_slice(x, axes=[1], begin=[1], end=[8], strides=[3])).struct_info
+R.Tensor((n, 3), dtype="float32")
+>>> i = relax.Var("i", relax.TensorStructInfo((2, 3), "int64"))
+>>> bb.normalize(relax.op.take(x, i, axis=1)).struct_info
+R.Tensor((n, 2, 3), dtype="float32")
+"""
+
+from __future__ import annotations
+
+from ... import topi
+from ...errors import TypeInferenceError
+from ..expr import Call
+from ..struct_info import TensorStructInfo
+from .infer import normalize_axis, op_label, tensor_arg
+from .registry import Op, OpPatternKind, register_op
+from .te_legalize import attrs_as_kwargs, call_topi
+
+
+def _infer_strided_slice(call, bb):
+    data = tensor_arg(call, 0, "x")
+    axes, begin, end = call.attrs["axes"], call.attrs["begin"], call.attrs["end"]
+    strides = call.attrs.get("strides") or (1,) * len(axes)
+    if not len(axes) == len(begin) == len(end) == len(strides):
+        raise TypeInferenceError(
+            f"{op_label(call)} expects axes, begin, end and strides of one length, got {len(axes)}, "
+            f"{len(begin)}, {len(end)} and {len(strides)}"
+        )
+    if any(s == 0 for s in strides):
+        raise TypeInferenceError(f"{op_label(call)} expects non-zero strides, got {list(strides)}")
+    if data.ndim == -1:
+        return data
+    norm = [normalize_axis(call, a, data.ndim, "axes") for a in axes]
+    if len(set(norm)) != len(norm):
+        raise TypeInferenceError(f"{op_label(call)} expects distinct axes, got {list(axes)}")
+    if data.shape_values is None:
+        return data
+    dims = list(data.shape_values)
+    for a, b, e, s in zip(norm, begin, end, strides):
+        try:
+            dims[a] = topi.slice_extent(dims[a], b, e, s)
+        except ValueError as err:
+            raise TypeInferenceError(f"{op_label(call)}: {err}") from None
+    return TensorStructInfo(tuple(dims), data.dtype, vdevice=data.vdevice)
+
+
+def _infer_take(call, bb):
+    data, indices = tensor_arg(call, 0, "x"), tensor_arg(call, 1, "indices")
+    if not indices.is_unknown_dtype and not indices.dtype.startswith(("int", "uint")):
+        raise TypeInferenceError(f"{op_label(call)} expects integer indices, got {indices}")
+    axis = call.attrs.get("axis")
+    if data.ndim == -1 or indices.ndim == -1:
+        return TensorStructInfo(dtype=data.dtype, ndim=-1)
+    if axis is None:
+        ndim = indices.ndim
+        if indices.shape_values is None:
+            return TensorStructInfo(dtype=data.dtype, ndim=ndim)
+        return TensorStructInfo(indices.shape_values, data.dtype)
+    axis = normalize_axis(call, axis, data.ndim, "axis")
+    ndim = data.ndim - 1 + indices.ndim
+    if data.shape_values is None or indices.shape_values is None:
+        return TensorStructInfo(dtype=data.dtype, ndim=ndim)
+    d = data.shape_values
+    return TensorStructInfo(tuple(d[:axis]) + tuple(indices.shape_values) + tuple(d[axis + 1 :]), data.dtype)
+
+
+register_op(
+    "relax.strided_slice",
+    1,
+    _infer_strided_slice,
+    legalize=call_topi(
+        topi.strided_slice, "strided_slice", attrs_as_kwargs("axes", "begin", "end", "strides")
+    ),
+    pattern=OpPatternKind.kInjective,
+    attrs={
+        "axes": "sliced axes",
+        "begin": "first indices",
+        "end": "end indices (exclusive)",
+        "strides": "steps (None: 1)",
+    },
+    description="numpy slicing x[begin:end:stride] on the given axes.",
+)
+register_op(
+    "relax.take",
+    2,
+    _infer_take,
+    legalize=call_topi(topi.take, "take", attrs_as_kwargs("axis", "mode")),
+    pattern=OpPatternKind.kInjective,
+    attrs={"axis": "the axis indexed (None: flattened x)", "mode": "fast, clip or wrap"},
+    description="Gather elements of x at indices along an axis.",
+)
+
+
+def strided_slice(x, axes, begin, end, strides=None) -> Call:
+    """`x[begin:end:strides]` along `axes` (constant ints; numpy clamping and negative indices)."""
+    return Call(
+        Op.get("relax.strided_slice"),
+        [x],
+        {
+            "axes": tuple(int(a) for a in axes),
+            "begin": tuple(int(b) for b in begin),
+            "end": tuple(int(e) for e in end),
+            "strides": None if strides is None else tuple(int(s) for s in strides),
+        },
+    )
+
+
+def take(x, indices, axis: int | None = None, mode: str = "fast") -> Call:
+    """Elements of `x` at the integer `indices` along `axis` (None: of the flattened `x`)."""
+    if mode not in ("fast", "clip", "wrap"):
+        raise TypeInferenceError(f"'take' expects mode 'fast', 'clip' or 'wrap', got {mode!r}")
+    return Call(
+        Op.get("relax.take"), [x, indices], {"axis": None if axis is None else int(axis), "mode": mode}
+    )
+
+
+__all__ = ["strided_slice", "take"]

@@ -1,0 +1,32 @@
+"""TOPI: tensor operator computes in TE, one module per family (TVM's `topi`).
+
+These are the legalizations' building blocks: `relax.transform.LegalizeOps` turns a Relax
+operator call into `bb.call_te(topi.X, ...)`. Only `te` and `tir` are used here.
+
+>>> from graphc import te, topi
+>>> x = te.placeholder((2, 3), "float32", name="x")
+>>> topi.nn.relu(x).op.name
+'compute'
+"""
+
+# fmt: off
+from . import nn
+from .broadcast import (
+    add, bitwise_and, bitwise_or, bitwise_xor, broadcast_to, divide, equal, floor_divide, floor_mod, greater,
+    greater_equal, less, less_equal, logical_and, logical_or, logical_xor, maximum, minimum, mod, multiply,
+    not_equal, power, subtract, where,
+)
+from .create import arange, trilu
+from .elemwise import (
+    abs, bitwise_not, cast, ceil, clip, cos, elemwise, erf, exp, floor, full, full_like, identity, isfinite,
+    isinf, isnan, log, logical_not, negative, round, rsqrt, sigmoid, sign, sin, sqrt, square, tan, tanh,
+)
+from .linalg import matmul
+from .reduce import argmax, argmin, max, mean, min, prod, std, sum, variance
+from .transform import (
+    concatenate, expand_dims, flatten, flip, repeat, reshape, slice_extent, split, squeeze, stack,
+    strided_slice, take, tile, transpose,
+)
+# fmt: on
+
+__all__ = [name for name in dir() if not name.startswith("_")]
