@@ -471,7 +471,7 @@ class Range(Node):
         """`Range.make(n)` is [0, n); `Range.make(a, b)` is [a, b)."""
         if end is None:
             begin, end = 0, begin
-        begin, end = convert(begin), convert(end)
+        begin, end = match_types(begin, end)  # (0, n) with an int64 n is an int64 range
         return Range(begin, end - begin if not _is_zero(begin) else end)
 
     def __repr__(self) -> str:

@@ -87,3 +87,10 @@ def test_replace_returns_self_when_unchanged():
     i = tir.Var("i")
     e = i + 1
     assert e.replace(a=e.a) is e and e.replace(a=tir.Var("j")) is not e
+
+
+def test_range_make_gives_both_ends_one_dtype():
+    n = tir.Var("n", "int64")
+    r = tir.Range.make(0, n)
+    assert r.min.dtype == "int64" and r.extent.dtype == "int64"
+    assert tir.Range.make(4).min.dtype == "int32"
