@@ -200,6 +200,10 @@ class BlockBuilder(CallTEMixin, Normalizer):
             raise BlockBuilderError("end_scope() with a block still open")
         return scope.blocks
 
+    def discard_scope(self) -> None:
+        """Drop the innermost scope and whatever it holds (error recovery)."""
+        self._scopes.pop()
+
     def current_block_is_dataflow(self) -> bool:
         current = self._scopes[-1].current
         return current is not None and current.is_dataflow

@@ -221,8 +221,11 @@ class ExprMutator:
             body = self.visit_expr(old_body)
             if not (E.is_leaf(body) or isinstance(body, E.Tuple)):
                 body = self.builder.emit(body)
-        finally:
-            blocks = self.builder.end_scope()
+        except BaseException:
+            # Drop the half-built scope without checking it, so the real error surfaces.
+            self.builder.discard_scope()
+            raise
+        blocks = self.builder.end_scope()
         old_blocks = expr.blocks if isinstance(expr, E.SeqExpr) else ()
         if not isinstance(expr, E.SeqExpr) and body is expr and not blocks:
             return expr
