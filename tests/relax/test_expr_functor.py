@@ -1,3 +1,5 @@
+import pytest
+
 """ExprVisitor hooks and ExprMutator copy-on-write with re-normalization."""
 
 from graphc import relax, tir
@@ -164,3 +166,28 @@ def test_mutator_visit_var_def_hook_renames_params():
     assert g.params[0].name_hint == "input"
     assert g.body.blocks[0].bindings[0].value.args[0] is g.params[0]
     assert R.analysis.well_formed(g)
+
+_IF_SOURCE = '''
+# from graphc.script import relax as R
+@R.function
+def main(c: R.Tensor((), "bool"), x: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float32"):
+    if c:
+        y = R.add(x, x)
+        r = y
+    else:
+        r = x
+    return r
+'''
+
+def test_error_inside_a_nested_scope_surfaces_unchanged():
+    from graphc.script import from_source
+
+    func = from_source(_IF_SOURCE)
+
+    class Boom(relax.ExprMutator):
+        def visit_Call(self, op):
+            raise ValueError("boom")
+
+    with pytest.raises(ValueError, match="boom"):
+        Boom().visit_expr(func)
+
