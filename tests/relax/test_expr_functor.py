@@ -1,6 +1,6 @@
-import pytest
-
 """ExprVisitor hooks and ExprMutator copy-on-write with re-normalization."""
+
+import pytest
 
 from graphc import relax, tir
 from graphc.ir import structural_equal
