@@ -49,7 +49,9 @@ def main() -> None:
     env = {k: os.environ.get(k, "unset") for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}
     print(f"1024^3 float32 matmul  (OpenBLAS env: {env})")
     print(f"  graphc build time         {build_s:8.2f} s")
-    print(f"  graphc unscheduled        {graphc_ms:8.1f} ms  ({2 * M * N * K / graphc_ms / 1e6:6.1f} GFLOP/s)")
+    print(
+        f"  graphc unscheduled        {graphc_ms:8.1f} ms  ({2 * M * N * K / graphc_ms / 1e6:6.1f} GFLOP/s)"
+    )
     print(f"  numpy                     {np_ms:8.1f} ms  ({2 * M * N * K / np_ms / 1e6:6.1f} GFLOP/s)")
     print(f"  ratio graphc / numpy      {graphc_ms / np_ms:8.1f}x")
 

@@ -140,7 +140,7 @@ class DataType:
         return float("inf")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _parse(text: str) -> DataType:
     match = _PATTERN.match(text)
     if match is None:
@@ -165,7 +165,7 @@ _NUMPY_NAMES = {
 }  # fmt: skip
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _canonical_str(text: str) -> str:
     aliases = {"float": "float32", "double": "float64", "int": "int32", "half": "float16"}
     text = aliases.get(text, text)

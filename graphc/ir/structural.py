@@ -107,7 +107,7 @@ def _fields(cls) -> tuple[str, ...]:
     cached = cls.__dict__.get("_structural_fields")
     if cached is None:
         cached = tuple(f.name for f in dataclasses.fields(cls) if f.name not in _NAME_FIELDS)
-        setattr(cls, "_structural_fields", cached)
+        cls._structural_fields = cached
     return cached
 
 

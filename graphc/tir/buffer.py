@@ -64,7 +64,9 @@ class Buffer(Node):
         """The flat element offset of `indices` (uses strides when present)."""
         indices = [convert(i) for i in indices]
         if len(indices) != len(self.shape):
-            raise TIRError(f"buffer {self.name} has {len(self.shape)} dimensions, indexed with {len(indices)}")
+            raise TIRError(
+                f"buffer {self.name} has {len(self.shape)} dimensions, indexed with {len(indices)}"
+            )
         offset = const(0, indices[0].dtype if indices else "int32")
         if self.strides:
             for index, stride in zip(indices, self.strides):
@@ -72,7 +74,9 @@ class Buffer(Node):
         else:
             for index, extent in zip(indices, self.shape):
                 offset = offset * extent + index
-        if self.elem_offset is not None and not (isinstance(self.elem_offset, IntImm) and self.elem_offset.value == 0):
+        if self.elem_offset is not None and not (
+            isinstance(self.elem_offset, IntImm) and self.elem_offset.value == 0
+        ):
             offset = offset + self.elem_offset
         return offset
 

@@ -18,6 +18,7 @@ A mutator returns the node itself when none of its children changed.
 from __future__ import annotations
 
 from .buffer import Buffer
+from .expr import And as AndNode
 from .expr import (
     BinaryOp,
     Broadcast,
@@ -32,7 +33,6 @@ from .expr import (
     Select,
     Shuffle,
 )
-from .expr import And as AndNode
 from .expr import Or as OrNode
 from .stmt import (
     Allocate,
@@ -324,7 +324,9 @@ class StmtMutator:
         return op if seq is op.seq else SeqStmt.flatten(*seq)
 
     def visit_For(self, op: For):
-        return op.replace(min=self.visit_expr(op.min), extent=self.visit_expr(op.extent), body=self.visit_stmt(op.body))
+        return op.replace(
+            min=self.visit_expr(op.min), extent=self.visit_expr(op.extent), body=self.visit_stmt(op.body)
+        )
 
     def visit_While(self, op: While):
         return op.replace(condition=self.visit_expr(op.condition), body=self.visit_stmt(op.body))
@@ -332,7 +334,9 @@ class StmtMutator:
     def visit_IfThenElse(self, op: IfThenElse):
         else_case = self.visit_stmt(op.else_case) if op.else_case is not None else None
         return op.replace(
-            condition=self.visit_expr(op.condition), then_case=self.visit_stmt(op.then_case), else_case=else_case
+            condition=self.visit_expr(op.condition),
+            then_case=self.visit_stmt(op.then_case),
+            else_case=else_case,
         )
 
     def visit_LetStmt(self, op: LetStmt):
@@ -356,14 +360,18 @@ class StmtMutator:
 
     def visit_AssertStmt(self, op: AssertStmt):
         return op.replace(
-            condition=self.visit_expr(op.condition), message=self.visit_expr(op.message), body=self.visit_stmt(op.body)
+            condition=self.visit_expr(op.condition),
+            message=self.visit_expr(op.message),
+            body=self.visit_stmt(op.body),
         )
 
     def visit_range(self, r):
         return r.replace(min=self.visit_expr(r.min), extent=self.visit_expr(r.extent))
 
     def visit_buffer_region(self, region: BufferRegion) -> BufferRegion:
-        return region.replace(buffer=self.visit_buffer(region.buffer), region=_tuple(region.region, self.visit_range))
+        return region.replace(
+            buffer=self.visit_buffer(region.buffer), region=_tuple(region.region, self.visit_range)
+        )
 
     def visit_iter_var(self, iv: IterVar) -> IterVar:
         return iv if iv.dom is None else iv.replace(dom=self.visit_range(iv.dom))

@@ -32,6 +32,7 @@ from .expr import (
     select,
 )
 
+
 @dataclass(frozen=True)
 class Intrinsic:
     """What graphc knows about one intrinsic: its arity and whether it is pure."""

@@ -50,6 +50,8 @@ def test_module_functions_are_compared_each_with_its_own_bindings():
     n = tir.Var("n")
     shared = IRModule({"f": tir.PrimFunc([n], tir.Evaluate(n)), "g": tir.PrimFunc([n], tir.Evaluate(n))})
     m1, m2 = tir.Var("n"), tir.Var("n")
-    separate = IRModule({"f": tir.PrimFunc([m1], tir.Evaluate(m1)), "g": tir.PrimFunc([m2], tir.Evaluate(m2))})
+    separate = IRModule(
+        {"f": tir.PrimFunc([m1], tir.Evaluate(m1)), "g": tir.PrimFunc([m2], tir.Evaluate(m2))}
+    )
     assert structural_equal(shared, separate)
     assert structural_hash(shared) == structural_hash(separate)

@@ -2,8 +2,21 @@
 
 from graphc import tir
 from graphc.tir import (
-    Block, BlockRealize, BufferRegion, Evaluate, For, ForKind, IfThenElse, IterType, IterVar, LetStmt,
-    PrimFunc, Range, SeqStmt, Var, const,
+    Block,
+    BlockRealize,
+    BufferRegion,
+    Evaluate,
+    For,
+    ForKind,
+    IfThenElse,
+    IterType,
+    IterVar,
+    LetStmt,
+    PrimFunc,
+    Range,
+    SeqStmt,
+    Var,
+    const,
 )  # fmt: skip
 from graphc.tir.arith import Analyzer, simplify_stmt
 from graphc.tir.arith.keys import expr_text

@@ -6,8 +6,21 @@ from graphc import tir
 from graphc.errors import VerifyError
 from graphc.ir.module import IRModule
 from graphc.tir import (
-    Allocate, Block, BlockRealize, BufferRegion, DeclBuffer, For, ForKind, IterType, IterVar,
-    LetStmt, PrimFunc, Range, SeqStmt, Var, const,
+    Allocate,
+    Block,
+    BlockRealize,
+    BufferRegion,
+    DeclBuffer,
+    For,
+    ForKind,
+    IterType,
+    IterVar,
+    LetStmt,
+    PrimFunc,
+    Range,
+    SeqStmt,
+    Var,
+    const,
 )  # fmt: skip
 from graphc.tir.analysis import verify_well_formed
 

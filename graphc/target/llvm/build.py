@@ -25,7 +25,6 @@ from .. import cache
 from .codegen import codegen_module
 from .init import create_target_machine, ensure_llvm
 
-
 # LLVM's cost model on AMD Zen (and some Intel parts) happily vectorizes a loop that strides
 # through rows with gathers and scatters, which run far slower than the scalar loop they
 # replace (a blocked matmul became 20x slower). graphc vectorizes the loops a schedule marks

@@ -21,7 +21,18 @@ from contextlib import contextmanager
 
 from ...errors import TIRError
 from ..expr import (
-    EQ, LE, LT, And, IntImm, Or, PrimExpr, Range, SizeVar, Var, const, convert,
+    EQ,
+    LE,
+    LT,
+    And,
+    IntImm,
+    Or,
+    PrimExpr,
+    Range,
+    SizeVar,
+    Var,
+    const,
+    convert,
 )  # fmt: skip
 from .bound import POS_INF, ConstIntBound, dtype_bound
 from .int_set import IntervalSet, eval_int_set

@@ -15,8 +15,28 @@ from dataclasses import dataclass
 
 from ...ir.dtype import DataType
 from ..expr import (
-    Add, And, Broadcast, Cast, CmpOp, Div, FloorDiv, FloorMod, IntImm, Let, Max, Min, Mod, Mul, Not,
-    Or, PrimExpr, Ramp, Select, SizeVar, Sub, Var,
+    Add,
+    And,
+    Broadcast,
+    Cast,
+    CmpOp,
+    Div,
+    FloorDiv,
+    FloorMod,
+    IntImm,
+    Let,
+    Max,
+    Min,
+    Mod,
+    Mul,
+    Not,
+    Or,
+    PrimExpr,
+    Ramp,
+    Select,
+    SizeVar,
+    Sub,
+    Var,
 )  # fmt: skip
 
 POS_INF = (1 << 63) - 1
