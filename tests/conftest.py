@@ -8,11 +8,16 @@ while debugging something else.
 
 import os
 
-import pytest
+# pytest-xdist runs several workers on few cores, each with its own libgomp team: spinning
+# idle threads (libgomp's default) would steal the cores other workers need. Read by libgomp
+# when it loads, so set before graphc is imported.
+os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
-import graphc.driver
-from graphc.ir import IRModule, structural_equal
-from graphc.tir import PrimFunc
+import pytest  # noqa: E402
+
+import graphc.driver  # noqa: E402
+from graphc.ir import IRModule, structural_equal  # noqa: E402
+from graphc.tir import PrimFunc  # noqa: E402
 
 
 def check_module_contracts(mod: IRModule) -> None:

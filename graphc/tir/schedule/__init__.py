@@ -15,8 +15,8 @@ primitives applied (`sch.trace`, replayable with `sch.trace.apply_to(other)`). H
 - reductions (reduction.py): decompose_reduction, rfactor
 - restructuring (schedule_layout.py): blockize (blockize.py), transform_layout (layout.py),
   pad_einsum (pad.py), reindex (reindex.py)
-- storage_align records the "buffer_dim_align" block annotation only: the lowering in
-  graphc/tir/transform does not apply it yet (strides stay compact)
+- storage_align records the "buffer_dim_align" block annotation, which lowering
+  (CompactBufferAllocation) turns into padded strides of the buffer, as in TVM
 
 Every primitive checks its preconditions before building anything: an illegal one raises
 `ScheduleError` saying why, and the schedule stays exactly as it was.

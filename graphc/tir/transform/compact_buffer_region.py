@@ -6,6 +6,9 @@ relaxed to their ranges (loop variables outside the block stay symbolic). A dime
 whose hull has a constant extent smaller than the declared one shrinks to that extent,
 and accesses shift by the hull's minimum: a tile `A_shared` of a `(1024, 1024)` tensor
 allocated under the tile loops becomes `(32, 32)`, indexed `A_shared[i - i0, k - k0]`.
+A buffer that `Schedule.storage_align` aligned (the "buffer_dim_align" annotation of its
+writing block) also gets the padded strides of `storage_align.aligned_strides`, computed
+from its compacted shape as TVM does; its allocation then covers the strided span.
 
 >>> from graphc import tir
 >>> from graphc.tir.transform.compact_buffer_region import compact_buffer_allocation
@@ -21,6 +24,7 @@ from ..function import PrimFunc
 from ..functor import StmtExprMutator, StmtExprVisitor
 from ..stmt import BufferRegion
 from .function_pass import prim_func_pass
+from .storage_align import aligned_strides, collect_dim_aligns
 
 
 def _analyzer():
@@ -162,25 +166,40 @@ class _Shift(StmtExprMutator):
         return op
 
 
+def _aligned(buffer, found, per_dim):
+    """`found` (or `buffer` unshrunk) given the strides storage_align asked for, or None."""
+    if buffer.strides or (buffer.elem_offset is not None and not _is_zero(buffer.elem_offset)):
+        return found  # a layout written by hand wins over the annotation
+    new, offsets = found if found is not None else (buffer, [None] * len(buffer.shape))
+    return new.replace(strides=aligned_strides(new.shape, per_dim)), offsets
+
+
 def compact_buffer_allocation(func: PrimFunc) -> PrimFunc:
-    """`func` with each alloc_buffer shrunk to the hull of the indices its block uses."""
+    """`func` with each alloc_buffer shrunk to the hull of the indices its block uses, and
+    given padded strides where a storage_align annotation asks for them."""
     analyzer = _analyzer()
-    if analyzer is None:
+    aligns = collect_dim_aligns(func.body)
+    if analyzer is None and not aligns:
         return func
     remap: dict = {}
 
     class _Collect(StmtExprVisitor):
         def visit_BlockRealize(self, op):
             block = op.block
-            if block.alloc_buffers and not block.iter_vars:
+            hulls = None
+            if block.alloc_buffers and not block.iter_vars and analyzer is not None:
                 hulls = _Hulls(block.alloc_buffers, analyzer)
                 if block.init is not None:
                     hulls.visit_stmt(block.init)
                 hulls.visit_stmt(block.body)
-                for buf in block.alloc_buffers:
+            for buf in block.alloc_buffers:
+                found = None
+                if hulls is not None:
                     found = _compacted(buf, hulls.hulls[buf], hulls.unknown[buf], analyzer)
-                    if found is not None:
-                        remap[buf] = found
+                if buf in aligns:
+                    found = _aligned(buf, found, aligns[buf])
+                if found is not None:
+                    remap[buf] = found
             super().visit_BlockRealize(op)
 
     _Collect().visit_stmt(func.body)
@@ -191,7 +210,7 @@ def compact_buffer_allocation(func: PrimFunc) -> PrimFunc:
 
 @prim_func_pass(opt_level=0, name="CompactBufferAllocation")
 class CompactBufferAllocation:
-    """Shrink alloc_buffers to the region their (opaque) block accesses."""
+    """Shrink alloc_buffers to the region their (opaque) block accesses; apply storage_align."""
 
     def transform_function(self, func, mod, ctx):
         return compact_buffer_allocation(func)
