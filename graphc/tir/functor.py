@@ -407,6 +407,27 @@ class StmtExprMutator(StmtMutator, ExprMutator):
         return buffer
 
 
+class BufferAccessMutator(StmtExprMutator):
+    """A mutator that redirects loads and stores: override `rewrite_access`.
+
+    `rewrite_access(buffer, indices)` returns the new `(buffer, indices)` for an access, or
+    None to leave it alone; loads and stores of every kind go through it.
+    """
+
+    def rewrite_access(self, buffer: Buffer, indices: tuple):
+        return None
+
+    def visit_BufferLoad(self, op: BufferLoad):
+        op = super().visit_BufferLoad(op)
+        new = self.rewrite_access(op.buffer, op.indices)
+        return op if new is None else op.replace(buffer=new[0], indices=new[1])
+
+    def visit_BufferStore(self, op: BufferStore):
+        op = super().visit_BufferStore(op)
+        new = self.rewrite_access(op.buffer, op.indices)
+        return op if new is None else op.replace(buffer=new[0], indices=new[1])
+
+
 def substitute(node, vmap: dict):
     """Replace Vars by expressions (`vmap` maps Var -> PrimExpr) in an expression or statement.
 
@@ -472,6 +493,7 @@ __all__ = [
     "StmtMutator",
     "StmtExprVisitor",
     "StmtExprMutator",
+    "BufferAccessMutator",
     "substitute",
     "post_order_visit",
     "Buffer",

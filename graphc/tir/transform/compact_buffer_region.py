@@ -21,7 +21,7 @@ from __future__ import annotations
 from ...ir.dtype import DataType
 from ..expr import IntImm, Range, max_value_of, min_value_of
 from ..function import PrimFunc
-from ..functor import StmtExprMutator, StmtExprVisitor
+from ..functor import BufferAccessMutator, StmtExprVisitor
 from ..stmt import BufferRegion
 from .function_pass import prim_func_pass
 from .storage_align import aligned_strides, collect_dim_aligns
@@ -123,29 +123,17 @@ def _is_zero(expr) -> bool:
     return isinstance(expr, IntImm) and expr.value == 0
 
 
-class _Shift(StmtExprMutator):
+class _Shift(BufferAccessMutator):
     """Point accesses of compacted buffers at the new buffer, shifted by the offsets."""
 
     def __init__(self, remap: dict):
         self.remap = remap
 
-    def _shift(self, buffer, indices):
+    def rewrite_access(self, buffer, indices):
+        if buffer not in self.remap:
+            return None
         new, offsets = self.remap[buffer]
         return new, tuple(i if off is None else i - off for i, off in zip(indices, offsets))
-
-    def visit_BufferLoad(self, op):
-        op = super().visit_BufferLoad(op)
-        if op.buffer in self.remap:
-            buffer, indices = self._shift(op.buffer, op.indices)
-            op = op.replace(buffer=buffer, indices=indices)
-        return op
-
-    def visit_BufferStore(self, op):
-        op = super().visit_BufferStore(op)
-        if op.buffer in self.remap:
-            buffer, indices = self._shift(op.buffer, op.indices)
-            op = op.replace(buffer=buffer, indices=indices)
-        return op
 
     def visit_buffer_region(self, region: BufferRegion) -> BufferRegion:
         region = super().visit_buffer_region(region)

@@ -25,7 +25,7 @@ from __future__ import annotations
 from ...errors import TIRError
 from ..expr import Add, IntImm, Mul, PrimExpr, Range, StringImm, Var, all_of, const, convert
 from ..function import PrimFunc
-from ..functor import StmtExprMutator, _rebuild_binary
+from ..functor import BufferAccessMutator, StmtExprMutator, _rebuild_binary
 from ..stmt import Allocate, AttrStmt, BlockRealize, BufferRegion, IfThenElse, IterType, SeqStmt
 from .flatten_buffer import flat_size
 from .function_pass import prim_func_pass
@@ -55,7 +55,7 @@ def _is_true(expr) -> bool:
     return isinstance(expr, IntImm) and expr.value != 0
 
 
-class _SubstMutator(StmtExprMutator):
+class _SubstMutator(BufferAccessMutator):
     """A mutator substituting `self.vmap` for Vars and refolding constants on the way up."""
 
     def __init__(self):
@@ -144,25 +144,13 @@ class _BlockToOpaque(_SubstMutator):
                 self.vmap[dim] = extent
         self.matched[buffer] = (source.buffer, tuple(r.min for r in source.region))
 
-    def _redirect(self, buffer, indices):
+    def rewrite_access(self, buffer, indices):
+        if buffer not in self.matched:
+            return None
         source, mins = self.matched[buffer]
         lead = len(mins) - len(indices)
         new = list(mins[:lead]) + [m + i for m, i in zip(mins[lead:], indices)]
         return source, tuple(new)
-
-    def visit_BufferLoad(self, op):
-        op = super().visit_BufferLoad(op)
-        if op.buffer in self.matched:
-            source, indices = self._redirect(op.buffer, op.indices)
-            op = op.replace(buffer=source, indices=indices)
-        return op
-
-    def visit_BufferStore(self, op):
-        op = super().visit_BufferStore(op)
-        if op.buffer in self.matched:
-            source, indices = self._redirect(op.buffer, op.indices)
-            op = op.replace(buffer=source, indices=indices)
-        return op
 
     def visit_buffer_region(self, region: BufferRegion) -> BufferRegion:
         region = super().visit_buffer_region(region)
