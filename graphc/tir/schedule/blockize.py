@@ -143,12 +143,18 @@ def blockize(func, func_name: str, loop_var: Var, preserve_unit_iters: bool = Tr
     if find_block_path(func.body, outer_name) is not None:
         raise ScheduleError(f"cannot {what}: a block named {outer_name!r} already exists")
     inner = {lp.loop_var: lp.extent for lp in inner_loops}
+    # The loops outside the blockized one, so that a dropped unit iter becomes its one value
+    # rather than a loop var the new outer block would use directly.
+    outside = shape_analyzer(func, {})
+    for lp in find_loop_path(func.body, loop_var)[:-1]:
+        if isinstance(lp, For):
+            outside.bind(lp.loop_var, Range(lp.min, lp.extent))
     o_ivs, o_vals, i_ivs, i_vals, vmap = [], [], [], [], {}
     for iv, value in zip(block.iter_vars, realize.iter_values):
         ob, oext, ib, iext = _divide(iv, value, inner, what)
         unit_out, unit_in = is_one(oext), is_one(iext)
         if unit_out and not preserve_unit_iters:
-            outer_expr = ob
+            outer_expr = outside.simplify(ob)
         else:
             o_var = Var(f"{iv.var.name}_o", iv.var.dtype)
             o_dom = iv.dom if unit_in else Range(const(0, iv.var.dtype), oext)

@@ -235,3 +235,24 @@ def test_compute_inline_into_a_blockized_consumer_refreshes_outer_reads():
 
     verify_well_formed(sch.mod["main"])
     P.assert_same_result(f, sch.mod["main"])
+
+
+def test_dropped_unit_outer_iter_becomes_its_value_not_the_loop_var():
+    # conv2d with batch 1: blockizing below the unit batch loop without preserve_unit_iters
+    # once left the batch loop var itself inside the new outer block (and its init).
+    from graphc import te
+    from graphc.tir.analysis.verify_well_formed import verify_well_formed
+
+    data, weight = te.placeholder((1, 2, 6, 6), name="data"), te.placeholder((3, 2, 3, 3), name="weight")
+    rc, ry, rx = te.reduce_axis((0, 2), "rc"), te.reduce_axis((0, 3), "ry"), te.reduce_axis((0, 3), "rx")
+    out = te.compute(
+        (1, 3, 4, 4),
+        lambda n, f, y, x: te.sum(data[n, rc, y + ry, x + rx] * weight[f, rc, ry, rx], axis=[rc, ry, rx]),
+        name="conv",
+    )
+    f = te.create_prim_func([data, weight, out])
+    sch = tir.Schedule(f)
+    loops = sch.get_loops(sch.get_block("conv"))
+    sch.blockize(loops[1], preserve_unit_iters=False)
+    verify_well_formed(sch.mod["main"])
+    P.assert_same_result(f, sch.mod["main"])

@@ -8,11 +8,40 @@ import sched_programs as P
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from graphc import tir
+from graphc import te, tir
 from graphc.tir import ScheduleError
 from graphc.tir.analysis.verify_well_formed import verify_well_formed
 
+
+def _broadcast_add():
+    A, B = te.placeholder((4, 6), name="A"), te.placeholder((6,), name="B")
+    return te.create_prim_func([A, B, te.compute((4, 6), lambda i, j: A[i, j] + B[j], name="C")])
+
+
+def _conv2d():
+    data, weight = te.placeholder((1, 2, 6, 6), name="data"), te.placeholder((3, 2, 3, 3), name="weight")
+    rc, ry, rx = te.reduce_axis((0, 2), "rc"), te.reduce_axis((0, 3), "ry"), te.reduce_axis((0, 3), "rx")
+    out = te.compute(
+        (1, 3, 4, 4),
+        lambda n, f, y, x: te.sum(data[n, rc, y + ry, x + rx] * weight[f, rc, ry, rx], axis=[rc, ry, rx]),
+        name="conv",
+    )
+    return te.create_prim_func([data, weight, out])
+
+
+def _softmax():
+    A = te.placeholder((4, 6), name="A")
+    k1, k2 = te.reduce_axis((0, 6), "k1"), te.reduce_axis((0, 6), "k2")
+    mx = te.compute((4,), lambda i: te.max(A[i, k1], axis=k1), name="mx")
+    e = te.compute((4, 6), lambda i, j: te.exp(A[i, j] - mx[i]), name="e")
+    total = te.compute((4,), lambda i: te.sum(e[i, k2], axis=k2), name="total")
+    return te.create_prim_func([A, te.compute((4, 6), lambda i, j: e[i, j] / total[i], name="out")])
+
+
 PROGRAMS = {
+    "broadcast": _broadcast_add,
+    "conv2d": _conv2d,
+    "softmax": _softmax,
     "elementwise": lambda: P.elementwise(4, 6),
     "reduction": lambda: P.row_sum(4, 6),
     "matmul": lambda: P.matmul(4, 4, 4),
@@ -95,7 +124,7 @@ def _step(sch, data):
         sch.unroll(data.draw(st.sampled_from(loops)))
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(name=st.sampled_from(sorted(PROGRAMS)), data=st.data())
 def test_random_valid_schedules_preserve_results(name, data):
     f = PROGRAMS[name]()
