@@ -31,6 +31,7 @@ True
 
 from __future__ import annotations
 
+from ..ir.dispatch import dispatch
 from ..ir.module import GlobalVar
 from ..ir.structural import structural_equal
 from . import expr as E
@@ -38,29 +39,11 @@ from .op.registry import Op
 from .struct_info import is_base_of
 
 
-def _dispatch(self, node):
-    table = type(self).__dict__.get("_dispatch_table")
-    if table is None:
-        table = {}
-        type(self)._dispatch_table = table
-    cls = type(node)
-    method = table.get(cls)
-    if method is None:
-        for base in cls.__mro__:
-            method = getattr(type(self), f"visit_{base.__name__}", None)
-            if method is not None:
-                break
-        if method is None:
-            raise TypeError(f"{type(self).__name__} cannot visit {cls.__name__} {node!r}")
-        table[cls] = method
-    return method(self, node)
-
-
 class ExprVisitor:
     """Walks every expression, block and binding; override `visit_<Node>` or the binding hooks."""
 
     def visit_expr(self, expr) -> None:
-        _dispatch(self, expr)
+        dispatch(self, expr)
 
     # leaves
     def visit_Var(self, var: E.Var) -> None:
@@ -157,7 +140,7 @@ class ExprMutator:
 
     def visit_expr(self, expr):
         """The rewritten, normalized expression (the same object when nothing changed)."""
-        new = _dispatch(self, expr)
+        new = dispatch(self, expr)
         return self.builder.normalize(new) if new is not expr else new
 
     # leaves

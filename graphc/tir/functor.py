@@ -17,6 +17,7 @@ A mutator returns the node itself when none of its children changed.
 
 from __future__ import annotations
 
+from ..ir.dispatch import dispatch
 from .buffer import Buffer
 from .expr import And as AndNode
 from .expr import (
@@ -55,29 +56,11 @@ from .stmt import (
 )
 
 
-def _dispatch(self, node, kind: str):
-    table = type(self).__dict__.get("_dispatch_table")
-    if table is None:
-        table = {}
-        type(self)._dispatch_table = table
-    cls = type(node)
-    method = table.get(cls)
-    if method is None:
-        for base in cls.__mro__:
-            method = getattr(type(self), f"visit_{base.__name__}", None)
-            if method is not None:
-                break
-        if method is None:
-            raise TypeError(f"{type(self).__name__} cannot visit {kind} {cls.__name__}")
-        table[cls] = method
-    return method(self, node)
-
-
 class ExprVisitor:
     """Walks every sub-expression; override `visit_<Node>` to act on a node type."""
 
     def visit_expr(self, expr: PrimExpr):
-        return _dispatch(self, expr, "expression")
+        return dispatch(self, expr, "expression")
 
     def visit_PrimExpr(self, op):  # leaves: Var, IntImm, FloatImm, StringImm
         return None
@@ -142,7 +125,7 @@ class StmtVisitor:
     """Walks every statement; expressions go through `visit_expr`."""
 
     def visit_stmt(self, stmt: Stmt):
-        return _dispatch(self, stmt, "statement")
+        return dispatch(self, stmt, "statement")
 
     def visit_expr(self, expr: PrimExpr):  # overridden by StmtExprVisitor
         return None
@@ -229,7 +212,7 @@ class StmtExprVisitor(StmtVisitor, ExprVisitor):
     """Visits statements and every expression inside them."""
 
     def visit_expr(self, expr: PrimExpr):
-        return _dispatch(self, expr, "expression")
+        return dispatch(self, expr, "expression")
 
 
 # --- mutators --------------------------------------------------------------------------
@@ -247,7 +230,7 @@ class ExprMutator:
     """Rebuilds expressions bottom-up, copying only what changed."""
 
     def visit_expr(self, expr: PrimExpr) -> PrimExpr:
-        return _dispatch(self, expr, "expression")
+        return dispatch(self, expr, "expression")
 
     def visit_PrimExpr(self, op):
         return op
@@ -304,7 +287,7 @@ class StmtMutator:
     """Rebuilds statements bottom-up, copying only what changed."""
 
     def visit_stmt(self, stmt: Stmt) -> Stmt:
-        return _dispatch(self, stmt, "statement")
+        return dispatch(self, stmt, "statement")
 
     def visit_expr(self, expr: PrimExpr) -> PrimExpr:  # overridden by StmtExprMutator
         return expr
@@ -401,7 +384,7 @@ class StmtExprMutator(StmtMutator, ExprMutator):
     """Rebuilds statements and every expression inside them."""
 
     def visit_expr(self, expr: PrimExpr) -> PrimExpr:
-        return _dispatch(self, expr, "expression")
+        return dispatch(self, expr, "expression")
 
     def visit_buffer(self, buffer: Buffer) -> Buffer:
         return buffer
