@@ -44,6 +44,7 @@ from .expr import (
 )
 from .expr_functor import ExprMutator, ExprVisitor
 from .op.registry import Op, OpPatternKind
+from .pipeline import get_pipeline
 from .struct_info import (
     FuncStructInfo,
     ObjectStructInfo,
@@ -65,6 +66,15 @@ __all__ = [
     "FuncStructInfo", "Function", "GlobalVar", "If", "LeafExpr", "MatchCast", "ObjectStructInfo", "Op",
     "OpPatternKind", "PrimStructInfo", "PrimValue", "SeqExpr", "ShapeExpr", "ShapeStructInfo", "StringImm",
     "StructInfo", "TensorStructInfo", "Tuple", "TupleGetItem", "TupleStructInfo", "Var", "VarBinding",
-    "analysis", "const", "erase_to_well_defined", "get_dtype", "get_ndim", "is_base_of", "is_leaf", "op",
+    "analysis", "const", "get_pipeline", "erase_to_well_defined", "get_dtype", "get_ndim", "is_base_of", "is_leaf", "op",
     "set_struct_info", "struct_info_lca", "transform",
 ]
+
+
+def __getattr__(name):
+    # The VM lives in graphc.vm (it never imports the compiler); TVM spells it relax.VirtualMachine.
+    if name in ("VirtualMachine", "Executable"):
+        from .. import vm
+
+        return getattr(vm, name)
+    raise AttributeError(f"module 'graphc.relax' has no attribute {name!r}")

@@ -10,7 +10,11 @@ operator call into `bb.call_te(topi.X, ...)`. Only `te` and `tir` are used here.
 """
 
 # fmt: off
-from . import nn
+from . import image, nn
+from .einsum import *  # noqa: F403
+from .scatter_gather import *  # noqa: F403
+from .sort import *  # noqa: F403
+from .scan import *  # noqa: F403
 from .broadcast import (
     add,
     bitwise_and,

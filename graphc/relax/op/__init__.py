@@ -10,7 +10,7 @@ compute from `graphc.topi`) and its fusion pattern; `relax.transform.LegalizeOps
 'kElemWise'
 """
 
-from . import nn
+from . import image, memory, nn, vm
 from .base import call_tir
 from .binary import *  # noqa: F403
 from .binary import __all__ as _binary_all
@@ -27,9 +27,15 @@ from .search import where
 from .statistical import *  # noqa: F403
 from .statistical import __all__ as _statistical_all
 from .unary import *  # noqa: F403
+from .gather_scatter import *  # noqa: F403
+from .sort import *  # noqa: F403
+from .scan import *  # noqa: F403
 from .unary import __all__ as _unary_all
 
+from . import gather_scatter as _gs, scan as _scan, sort as _sort
+
 __all__ = [
+    "image", "memory", "vm", *_gs.__all__, *_scan.__all__, *_sort.__all__,
     "Op", "OpInfo", "OpPatternKind", "call_tir", "infer_struct_info", "list_ops", "matmul", "nn",
     "permute_dims", "register_op", "reshape", "set_legalize", "where", "astype", "broadcast_to", "concat",
     "expand_dims", "flatten", "flip", "repeat", "split", "squeeze", "stack", "strided_slice", "take", "tile",

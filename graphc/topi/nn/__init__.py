@@ -20,22 +20,10 @@ from .activation import (
     softmax,
     softplus,
 )
-from .norm import batch_norm, layer_norm, rms_norm
+from .norm import *  # noqa: F403
+from .conv import *  # noqa: F403
+from .pooling import *  # noqa: F403
+from .attention import *  # noqa: F403
+from .pad import *  # noqa: F403
 
-__all__ = [
-    "batch_norm",
-    "elu",
-    "gelu",
-    "gelu_tanh",
-    "hardsigmoid",
-    "hardswish",
-    "layer_norm",
-    "leaky_relu",
-    "log_softmax",
-    "relu",
-    "rms_norm",
-    "selu",
-    "silu",
-    "softmax",
-    "softplus",
-]
+__all__ = [name for name in dir() if not name.startswith("_")]

@@ -88,3 +88,5 @@ def batch_norm(x, gamma, beta, moving_mean, moving_var, axis: int = 1, epsilon: 
     mean = te.compute(moving_mean.shape, lambda i: moving_mean(i), name="T_moving_mean")
     var = te.compute(moving_var.shape, lambda i: moving_var(i), name="T_moving_var")
     return [out, mean, var]
+
+__all__ = ["batch_norm", "layer_norm", "rms_norm"]

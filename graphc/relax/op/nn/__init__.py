@@ -21,9 +21,10 @@ from .activation import (
     softmax,
     softplus,
 )
-from .norm import batch_norm, layer_norm, rms_norm
+from .norm import *  # noqa: F403
+from .convolution import *  # noqa: F403
+from .pooling import *  # noqa: F403
+from .attention import *  # noqa: F403
+from .layout import *  # noqa: F403
 
-__all__ = [
-    "batch_norm", "dropout", "elu", "gelu", "gelu_tanh", "hardsigmoid", "hardswish", "layer_norm",
-    "leaky_relu", "log_softmax", "relu", "rms_norm", "selu", "silu", "softmax", "softplus",
-]
+__all__ = [name for name in dir() if not name.startswith("_")]

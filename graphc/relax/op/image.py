@@ -1,0 +1,3 @@
+"""Image operators: resize2d and grid_sample (being written)."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""relax.memory.* and relax.builtin.alloc_tensor: explicit storage and tensor allocation (being written)."""
+
+__all__: list[str] = []

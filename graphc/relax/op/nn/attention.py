@@ -1,0 +1,3 @@
+"""Scaled dot-product attention (being written)."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""cumsum and cumprod (being written)."""
+
+__all__: list[str] = []

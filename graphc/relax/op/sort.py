@@ -1,0 +1,3 @@
+"""sort, argsort, topk (being written)."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""relax.vm.*: the VM's allocation and call builtins (being written)."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""AnnotateTIROpPattern (being written)."""
+
+__all__: list[str] = []

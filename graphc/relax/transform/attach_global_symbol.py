@@ -1,0 +1,3 @@
+"""AttachGlobalSymbol (being written)."""
+
+__all__: list[str] = []

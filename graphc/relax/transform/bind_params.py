@@ -1,0 +1,3 @@
+"""BindParams (being written)."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""CallTIRRewrite (being written)."""
+
+__all__: list[str] = []

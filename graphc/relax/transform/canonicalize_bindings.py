@@ -1,0 +1,3 @@
+"""CanonicalizeBindings (being written)."""
+
+__all__: list[str] = []

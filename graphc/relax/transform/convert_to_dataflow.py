@@ -1,0 +1,3 @@
+"""ConvertToDataflow (being written)."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""dataflowblock_pass (being written)."""
+
+__all__: list[str] = []

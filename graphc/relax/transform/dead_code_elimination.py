@@ -1,0 +1,3 @@
+"""DeadCodeElimination (being written)."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""DecomposeOpsForInference (being written)."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""EliminateCommonSubexpr (being written)."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""FoldConstant (being written)."""
+
+__all__: list[str] = []

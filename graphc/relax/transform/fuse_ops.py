@@ -1,0 +1,3 @@
+"""FuseOps (being written)."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""FuseTIR (being written)."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""KillAfterLastUse (being written)."""
+
+__all__: list[str] = []

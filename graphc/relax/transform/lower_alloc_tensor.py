@@ -1,0 +1,3 @@
+"""LowerAllocTensor (being written)."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""StaticPlanBlockMemory (being written)."""
+
+__all__: list[str] = []

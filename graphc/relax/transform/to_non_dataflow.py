@@ -1,0 +1,3 @@
+"""ToNonDataflow (being written)."""
+
+__all__: list[str] = []

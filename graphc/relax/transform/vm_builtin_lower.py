@@ -1,0 +1,3 @@
+"""VMBuiltinLower (being written)."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""VMShapeLower (being written)."""
+
+__all__: list[str] = []

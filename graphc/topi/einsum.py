@@ -1,0 +1,3 @@
+"""einsum compute (being written)."""
+
+__all__: list[str] = []

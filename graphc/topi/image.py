@@ -1,0 +1,3 @@
+"""resize2d and grid_sample computes (being written)."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""Attention compute (being written)."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""Convolution computes (being written)."""
+
+__all__: list[str] = []

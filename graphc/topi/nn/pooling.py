@@ -1,0 +1,3 @@
+"""Pooling computes (being written)."""
+
+__all__: list[str] = []

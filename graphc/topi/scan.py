@@ -1,0 +1,3 @@
+"""cumsum/cumprod computes (being written)."""
+
+__all__: list[str] = []

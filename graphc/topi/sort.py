@@ -1,0 +1,3 @@
+"""sort/argsort/topk computes (being written)."""
+
+__all__: list[str] = []
