@@ -25,6 +25,7 @@ from .lower_alloc_tensor import *  # noqa: F403
 from .static_plan_block_memory import *  # noqa: F403
 from .to_non_dataflow import *  # noqa: F403
 from .vm_builtin_lower import *  # noqa: F403
+from .vm_lowering import *  # noqa: F403
 from .vm_shape_lower import *  # noqa: F403
 
 # fmt: on
