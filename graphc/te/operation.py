@@ -80,8 +80,12 @@ def _arg_names(fcompute, ndim: int) -> list[str]:
     except (TypeError, ValueError):
         return [f"i{d}" for d in range(ndim)]
     positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    if any(p.kind == p.VAR_POSITIONAL for p in params) and not positional:
-        return [f"i{d}" for d in range(ndim)]
+    varargs = [p for p in params if p.kind == p.VAR_POSITIONAL]
+    if varargs and not positional:
+        # `lambda *i` gives i0, i1, ... (TVM's Python computes); `lambda *ax` gives ax0, ax1, ...
+        # (the names TVM's C++ topi computes use).
+        prefix = "ax" if varargs[0].name == "ax" else "i"
+        return [f"{prefix}{d}" for d in range(ndim)]
     if len(positional) != ndim:
         raise TIRError(
             f"te.compute: fcompute takes {len(positional)} index arguments but the shape has "

@@ -53,7 +53,7 @@ def _operand(x, out_shape, index):
 def broadcast_compute(f, name: str, *inputs) -> te.Tensor:
     """`f(*elements)` over the broadcast shape of the tensor `inputs` (scalars are used as is)."""
     shape = broadcast_shape(*(t.shape for t in inputs if isinstance(t, te.Tensor)))
-    return te.compute(shape, lambda *i: f(*(_operand(t, shape, i) for t in inputs)), name=name)
+    return te.compute(shape, lambda *ax: f(*(_operand(t, shape, ax) for t in inputs)), name=name)
 
 
 def _binary(fn, tvm_name: str, doc: str):
@@ -136,4 +136,4 @@ def where(condition, x, y) -> te.Tensor:
 def broadcast_to(x: te.Tensor, shape) -> te.Tensor:
     """`x` broadcast to `shape` (numpy's broadcast_to)."""
     shape = tuple(shape)
-    return te.compute(shape, lambda *i: x(*broadcast_index(x, shape, i)), name="T_broadcast_to")
+    return te.compute(shape, lambda *ax: x(*broadcast_index(x, shape, ax)), name="T_broadcast_to")

@@ -65,7 +65,7 @@ def reshape(x: te.Tensor, newshape) -> te.Tensor:
     """`x`'s elements in row-major order, laid out as `newshape`."""
     newshape = tuple(_i64(d) for d in newshape)
     return te.compute(
-        newshape, lambda *i: x(*unravel_index(ravel_index(i, newshape), x.shape)), name="T_reshape"
+        newshape, lambda *ax: x(*unravel_index(ravel_index(ax, newshape), x.shape)), name="T_reshape"
     )
 
 
@@ -75,10 +75,10 @@ def transpose(x: te.Tensor, axes=None) -> te.Tensor:
     axes = list(reversed(range(ndim))) if axes is None else [int(a) % ndim for a in axes]
     shape = tuple(x.shape[a] for a in axes)
 
-    def f(*i):
+    def f(*ax):
         src = [None] * ndim
         for k, a in enumerate(axes):
-            src[a] = i[k]
+            src[a] = ax[k]
         return x(*src)
 
     return te.compute(shape, f, name="T_transpose")
@@ -92,7 +92,7 @@ def expand_dims(x: te.Tensor, axis) -> te.Tensor:
     dims = iter(x.shape)
     shape = tuple(_e.const(1, "int64") if k in axes else next(dims) for k in range(ndim))
     return te.compute(
-        shape, lambda *i: x(*(i[k] for k in range(ndim) if k not in axes)), name="T_expand_dims"
+        shape, lambda *ax: x(*(ax[k] for k in range(ndim) if k not in axes)), name="T_expand_dims"
     )
 
 
@@ -105,8 +105,8 @@ def squeeze(x: te.Tensor, axis=None) -> te.Tensor:
         axes = {a % ndim for a in ([axis] if isinstance(axis, int) else axis)}
     shape = tuple(d for k, d in enumerate(x.shape) if k not in axes)
 
-    def f(*i):
-        it = iter(i)
+    def f(*ax):
+        it = iter(ax)
         return x(*(_e.const(0, "int64") if k in axes else next(it) for k in range(ndim)))
 
     return te.compute(shape, f, name="T_squeeze")
@@ -130,11 +130,11 @@ def concatenate(tensors, axis: int = 0) -> te.Tensor:
         total = _simplify(total + t.shape[axis])
     shape = tuple(total if k == axis else d for k, d in enumerate(tensors[0].shape))
 
-    def f(*i):
+    def f(*ax):
         value = None
         for t, off in zip(tensors, offsets):
-            src = tuple(i[k] - off if k == axis else i[k] for k in range(ndim))
-            value = t(*src) if value is None else _op.if_then_else(i[axis] >= off, t(*src), value)
+            src = tuple(ax[k] - off if k == axis else ax[k] for k in range(ndim))
+            value = t(*src) if value is None else _op.if_then_else(ax[axis] >= off, t(*src), value)
         return value
 
     return te.compute(shape, f, name="T_concat")
@@ -157,7 +157,7 @@ def split(x: te.Tensor, indices_or_sections, axis: int = 0) -> list:
         outs.append(
             te.compute(
                 shape,
-                lambda *i, b=b: x(*(v + b if j == axis else v for j, v in enumerate(i))),
+                lambda *ax, b=b: x(*(v + b if j == axis else v for j, v in enumerate(ax))),
                 name=f"T_split_sections{k}" if k else "T_split_sections",
             )
         )
@@ -171,12 +171,12 @@ def stack(tensors, axis: int = 0) -> te.Tensor:
     shape = list(tensors[0].shape)
     shape.insert(axis, _e.const(len(tensors), "int64"))
 
-    def f(*i):
-        src = tuple(i[:axis]) + tuple(i[axis + 1 :])
+    def f(*ax):
+        src = tuple(ax[:axis]) + tuple(ax[axis + 1 :])
         value = tensors[-1](*src)
         for k in range(len(tensors) - 2, -1, -1):
             value = _e.select(
-                _e._compare(_e.EQ, i[axis], _e.const(k, i[axis].dtype)), tensors[k](*src), value
+                _e._compare(_e.EQ, ax[axis], _e.const(k, ax[axis].dtype)), tensors[k](*src), value
             )
         return value
 
@@ -189,7 +189,7 @@ def flip(x: te.Tensor, axis: int = 0) -> te.Tensor:
     last = x.shape[axis] - 1
     return te.compute(
         x.shape,
-        lambda *i: x(*(last - v if k == axis else v for k, v in enumerate(i))),
+        lambda *ax: x(*(last - v if k == axis else v for k, v in enumerate(ax))),
         name="T_reverse_sequence",
     )
 
@@ -204,7 +204,7 @@ def tile(x: te.Tensor, reps) -> te.Tensor:
     lead = ndim - len(x.shape)
     return te.compute(
         shape,
-        lambda *i: x(*(_e.floormod(v, src_shape[k]) for k, v in enumerate(i) if k >= lead)),
+        lambda *ax: x(*(_e.floormod(v, src_shape[k]) for k, v in enumerate(ax) if k >= lead)),
         name="T_tile",
     )
 
@@ -217,7 +217,7 @@ def repeat(x: te.Tensor, repeats: int, axis=None) -> te.Tensor:
     shape = tuple(_simplify(d * repeats) if k == axis else d for k, d in enumerate(x.shape))
     return te.compute(
         shape,
-        lambda *i: x(*(_e.floordiv(v, repeats) if k == axis else v for k, v in enumerate(i))),
+        lambda *ax: x(*(_e.floordiv(v, repeats) if k == axis else v for k, v in enumerate(ax))),
         name="T_repeat",
     )
 
@@ -254,8 +254,8 @@ def strided_slice(x: te.Tensor, axes, begin, end, strides=None) -> te.Tensor:
     shape = tuple(slice_extent(d, *spec[k]) if k in spec else d for k, d in enumerate(x.shape))
     starts = {k: _slice_start(x.shape[k], b, s) for k, (b, _, s) in spec.items()}
 
-    def f(*i):
-        return x(*(starts[k] + v * spec[k][2] if k in spec else v for k, v in enumerate(i)))
+    def f(*ax):
+        return x(*(starts[k] + v * spec[k][2] if k in spec else v for k, v in enumerate(ax)))
 
     return te.compute(shape, f, name="T_strided_slice")
 
@@ -272,12 +272,12 @@ def take(x: te.Tensor, indices: te.Tensor, axis=None, mode: str = "fast") -> te.
     nind = len(indices.shape)
     shape = tuple(x.shape[:axis]) + tuple(indices.shape) + tuple(x.shape[axis + 1 :])
 
-    def f(*i):
-        idx = _e.cast(indices(*i[axis : axis + nind]), "int64")
+    def f(*ax):
+        idx = _e.cast(indices(*ax[axis : axis + nind]), "int64")
         if mode == "clip":
             idx = _op.min(_op.max(idx, _e.const(0, "int64")), dim - 1)
         elif mode == "wrap":
             idx = _e.floormod(idx, dim)
-        return x(*(tuple(i[:axis]) + (idx,) + tuple(i[axis + nind :])))
+        return x(*(tuple(ax[:axis]) + (idx,) + tuple(ax[axis + nind :])))
 
     return te.compute(shape, f, name="T_take")
