@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 from .node import Node, node
@@ -14,7 +15,7 @@ class GlobalVar(Node):
     name_hint: str
 
     def __repr__(self) -> str:
-        return f"I.GlobalVar({self.name_hint!r})"
+        return f"I.GlobalVar({json.dumps(self.name_hint)})"  # TVM prints double quotes
 
 
 class IRModule:
