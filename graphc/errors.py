@@ -44,3 +44,11 @@ class TargetError(GraphcError, ValueError):
 
 class DeviceError(GraphcError, RuntimeError):
     """A device is not available, or an operation is not supported on it."""
+
+
+class FrontendError(GraphcError, ValueError):
+    """A model the frontend cannot import as given: an argument value it does not support."""
+
+
+class UnsupportedOperatorError(GraphcError, NotImplementedError):
+    """The model uses operators the frontend has no conversion for (all of them are listed)."""

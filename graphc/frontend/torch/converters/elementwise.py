@@ -1,0 +1,188 @@
+"""Elementwise ATen operators: unary math, binary arithmetic and comparisons with PyTorch's
+type promotion, activations, `where`, `masked_fill`, `clamp`."""
+
+from __future__ import annotations
+
+from .... import relax
+from ....errors import FrontendError
+from .common import cast, operand, result_dtype
+from .registry import converter
+
+op = relax.op
+
+_UNARY = {
+    "abs": op.abs, "neg": op.negative, "exp": op.exp, "log": op.log, "sqrt": op.sqrt, "rsqrt": op.rsqrt,
+    "sin": op.sin, "cos": op.cos, "tan": op.tan, "tanh": op.tanh, "sigmoid": op.sigmoid, "erf": op.erf,
+    "floor": op.floor, "ceil": op.ceil, "round": op.round, "sign": op.sign, "square": op.square,
+    "isnan": op.isnan, "isinf": op.isinf, "isfinite": op.isfinite, "logical_not": op.logical_not,
+    "bitwise_not": op.bitwise_not, "relu": op.nn.relu, "silu": op.nn.silu, "selu": op.nn.selu,
+    "hardswish": op.nn.hardswish, "hardsigmoid": op.nn.hardsigmoid,
+}
+_FLOAT_RESULT = {"exp", "log", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "sigmoid", "erf"}
+
+
+def _unary(name, fn):
+    def convert(importer, args):
+        x = args["self"]
+        if name in _FLOAT_RESULT:
+            x = cast(x, args.out_dtype)  # integer inputs compute in the default float type
+        return fn(x)
+
+    return convert
+
+
+for _name, _fn in _UNARY.items():
+    converter(f"aten.{_name}.default", f"aten.{_name}_.default")(_unary(_name, _fn))
+
+
+_ARITH = {
+    "add": op.add, "sub": op.subtract, "mul": op.multiply, "maximum": op.maximum, "minimum": op.minimum,
+    "floor_divide": op.floor_divide, "remainder": op.floor_mod, "fmod": op.mod, "pow": op.power,
+    "bitwise_and": op.bitwise_and, "bitwise_or": op.bitwise_or, "bitwise_xor": op.bitwise_xor,
+    "logical_and": op.logical_and, "logical_or": op.logical_or, "logical_xor": op.logical_xor,
+}
+_COMPARE = {
+    "eq": op.equal, "ne": op.not_equal, "lt": op.less, "le": op.less_equal, "gt": op.greater,
+    "ge": op.greater_equal,
+}
+
+
+def _operands(args, first: str, second: str):
+    """Both operands in their promoted dtype (PyTorch's result_type)."""
+    dtype = result_dtype(args.fake(first), args.fake(second))
+    return operand(args[first], dtype), operand(args[second], dtype), dtype
+
+
+def _binary(fn, logical: bool = False):
+    def convert(importer, args):
+        second = "other" if "other" in args.values else "exponent"
+        first = "self" if "self" in args.values else "input"
+        a, b, _ = _operands(args, first, second)
+        if "alpha" in args.values:
+            alpha = args["alpha"]
+            if alpha != 1:
+                b = op.multiply(b, operand(alpha, b.struct_info.dtype))
+        out = importer.bb.normalize(fn(a, b))
+        return out if logical else cast(out, args.out_dtype)
+
+    return convert
+
+
+for _name, _fn in _ARITH.items():
+    _logical = _name.startswith("logical")
+    converter(f"aten.{_name}", f"aten.{_name}_")(_binary(_fn, _logical))
+for _name, _fn in _COMPARE.items():
+    converter(f"aten.{_name}")(_binary(_fn, logical=True))
+
+
+@converter("aten.rsub.Scalar", "aten.rsub.Tensor")
+def _rsub(importer, args):
+    a, b, _ = _operands(args, "self", "other")
+    alpha = args["alpha"]
+    if alpha != 1:
+        a = op.multiply(a, operand(alpha, a.struct_info.dtype))
+    return op.subtract(b, a)
+
+
+@converter("aten.div.Tensor", "aten.div.Scalar", "aten.div.Tensor_mode", "aten.div.Scalar_mode",
+           "aten.div_.Tensor", "aten.true_divide.Tensor")
+def _div(importer, args):
+    mode = args.get("rounding_mode")
+    dtype = args.out_dtype
+    if mode is None:
+        return op.divide(operand(args["self"], dtype), operand(args["other"], dtype))
+    a, b, compute = _operands(args, "self", "other")
+    if mode == "floor":
+        return op.floor_divide(a, b)
+    if mode == "trunc":
+        if compute.startswith(("int", "uint")):
+            # C division truncates toward zero: the sign-corrected floor division
+            q = op.floor_divide(op.abs(a), op.abs(b))
+            negative = op.not_equal(op.less(a, relax.const(0, compute)), op.less(b, relax.const(0, compute)))
+            return op.where(negative, op.negative(q), q)
+        quotient = op.divide(a, b)
+        return op.where(op.less(quotient, relax.const(0, compute)), op.ceil(quotient), op.floor(quotient))
+    raise args.unsupported("rounding_mode", "must be None, 'floor' or 'trunc'")
+
+
+@converter("aten.pow.Tensor_Scalar", "aten.pow.Tensor_Tensor", "aten.pow.Scalar")
+def _pow(importer, args):
+    first = "self"
+    a, b, _ = _operands(args, first, "exponent")
+    return cast(importer.bb.normalize(op.power(a, b)), args.out_dtype)
+
+
+@converter("aten.reciprocal.default")
+def _reciprocal(importer, args):
+    x = cast(args["self"], args.out_dtype)
+    return op.divide(relax.const(1, args.out_dtype), x)
+
+
+@converter("aten.where.self", "aten.where.ScalarSelf", "aten.where.ScalarOther", "aten.where.Scalar")
+def _where(importer, args):
+    dtype = args.out_dtype
+    condition = cast(args["condition"], "bool")
+    return op.where(condition, operand(args["self"], dtype), operand(args["other"], dtype))
+
+
+@converter("aten.masked_fill.Scalar", "aten.masked_fill.Tensor", "aten.masked_fill_.Scalar")
+def _masked_fill(importer, args):
+    x = args["self"]
+    value = operand(args["value"], x.struct_info.dtype)
+    return op.where(cast(args["mask"], "bool"), value, x)
+
+
+@converter("aten.clamp.default", "aten.clamp.Tensor", "aten.clip.default", "aten.clamp_.default",
+           "aten.hardtanh.default", "aten.relu6.default", "aten.clamp_min.default", "aten.clamp_max.default")
+def _clamp(importer, args):
+    x = args["self"]
+    dtype = args.out_dtype
+    x = cast(x, dtype)
+    name = args.op
+    if name.startswith("aten.hardtanh"):
+        lo, hi = args["min_val"], args["max_val"]
+    elif name.startswith("aten.relu6"):
+        lo, hi = 0.0, 6.0
+    elif name.startswith("aten.clamp_min"):
+        lo, hi = args["min"], None
+    elif name.startswith("aten.clamp_max"):
+        lo, hi = None, args["max"]
+    else:
+        lo, hi = args.get("min"), args.get("max")
+    if lo is not None:
+        x = op.maximum(x, operand(lo, dtype))
+    if hi is not None:
+        x = op.minimum(x, operand(hi, dtype))
+    return x
+
+
+@converter("aten.gelu.default")
+def _gelu(importer, args):
+    approximate = args["approximate"]
+    if approximate == "none":
+        return op.nn.gelu(args["self"])
+    if approximate == "tanh":
+        return op.nn.gelu_tanh(args["self"])
+    raise args.unsupported("approximate", "must be 'none' or 'tanh'")
+
+
+@converter("aten.leaky_relu.default", "aten.leaky_relu_.default")
+def _leaky_relu(importer, args):
+    return op.nn.leaky_relu(args["self"], float(args["negative_slope"]))
+
+
+@converter("aten.elu.default")
+def _elu(importer, args):
+    if args["scale"] != 1 or args["input_scale"] != 1:
+        raise FrontendError(f"{args.op}: scale and input_scale other than 1 are not supported")
+    return op.nn.elu(args["self"], float(args["alpha"]))
+
+
+@converter("aten.softplus.default")
+def _softplus(importer, args):
+    return op.nn.softplus(args["self"], float(args["beta"]), float(args["threshold"]))
+
+
+@converter("aten.logical_not.default")
+def _logical_not(importer, args):
+    return op.logical_not(cast(args["self"], "bool"))

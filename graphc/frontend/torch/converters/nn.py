@@ -1,0 +1,158 @@
+"""Neural-network ATen operators: linear algebra, softmax, normalizations, embedding, dropout."""
+
+from __future__ import annotations
+
+from .... import relax
+from ....errors import FrontendError
+from .common import cast, dtype_of, ndim_of
+from .registry import converter
+
+op = relax.op
+
+
+@converter("aten.linear.default")
+def _linear(importer, args):
+    x, weight, bias = args["input"], args["weight"], args["bias"]
+    dtype = args.out_dtype
+    y = op.matmul(x, importer.emit(op.permute_dims(weight, None)), out_dtype=dtype)
+    if bias is None:
+        return y
+    return op.add(importer.emit(y), bias)
+
+
+@converter("aten.addmm.default")
+def _addmm(importer, args):
+    bias, a, b = args["self"], args["mat1"], args["mat2"]
+    beta, alpha = args["beta"], args["alpha"]
+    dtype = args.out_dtype
+    y = importer.emit(op.matmul(a, b, out_dtype=dtype))
+    if alpha != 1:
+        y = importer.emit(op.multiply(y, relax.const(alpha, dtype)))
+    if beta == 0:
+        return y
+    if beta != 1:
+        bias = importer.emit(op.multiply(bias, relax.const(beta, dtype)))
+    return op.add(y, bias)
+
+
+@converter("aten.mm.default", "aten.bmm.default", "aten.matmul.default")
+def _matmul(importer, args):
+    other = "mat2" if "mat2" in args.values else "other"
+    return op.matmul(args["self"], args[other], out_dtype=args.out_dtype)
+
+
+@converter("aten.softmax.int", "aten._softmax.default", "aten.log_softmax.int", "aten._log_softmax.default")
+def _softmax(importer, args):
+    x = args["self"]
+    dtype = args.get("dtype")
+    if "half_to_float" in args.values and args["half_to_float"]:
+        raise args.unsupported("half_to_float")
+    x = cast(x, args.out_dtype) if dtype is not None else x
+    fn = op.nn.log_softmax if "log_softmax" in args.op else op.nn.softmax
+    return fn(x, axis=int(args["dim"]))
+
+
+def _normalized_axes(x, normalized_shape) -> list[int]:
+    n = ndim_of(x)
+    return list(range(n - len(normalized_shape), n))
+
+
+def _ones_or(value, like_shape, dtype):
+    if value is not None:
+        return value
+    return relax.op.ones(relax.ShapeExpr(like_shape), dtype)
+
+
+@converter("aten.layer_norm.default")
+def _layer_norm(importer, args):
+    x = args["input"]
+    shape = args["normalized_shape"]
+    args.ignore("cudnn_enable")
+    axes = _normalized_axes(x, shape)
+    dtype = dtype_of(x)
+    gamma = _ones_or(args["weight"], shape, dtype)
+    beta = args["bias"]
+    beta = relax.op.zeros(relax.ShapeExpr(shape), dtype) if beta is None else beta
+    return op.nn.layer_norm(x, gamma, beta, axes=axes, epsilon=float(args["eps"]))
+
+
+@converter("aten.native_layer_norm.default")
+def _native_layer_norm(importer, args):
+    x = args["input"]
+    shape = args["normalized_shape"]
+    axes = _normalized_axes(x, shape)
+    dtype = dtype_of(x)
+    gamma = _ones_or(args["weight"], shape, dtype)
+    beta = args["bias"]
+    beta = relax.op.zeros(relax.ShapeExpr(shape), dtype) if beta is None else beta
+    out = importer.emit(op.nn.layer_norm(x, gamma, beta, axes=axes, epsilon=float(args["eps"])))
+    return _with_unused_stats(importer, args, out)
+
+
+def _with_unused_stats(importer, args, out):
+    """(out, mean, rstd)-style results: only the first may be used by an inference graph."""
+    for user in args.node.users:
+        if user.target.__name__ != "getitem" or user.args[1] != 0:
+            raise FrontendError(
+                f"{args.op} (node {args.node.name!r}): only the normalized output can be used; "
+                "the saved statistics are for training graphs"
+            )
+    return relax.Tuple([out])
+
+
+@converter("aten.rms_norm.default")
+def _rms_norm(importer, args):
+    x = args["input"]
+    shape = args["normalized_shape"]
+    eps = args["eps"]
+    if eps is None:
+        import numpy as np
+
+        eps = float(np.finfo(dtype_of(x)).eps)
+    weight = _ones_or(args["weight"], shape, dtype_of(x))
+    return op.nn.rms_norm(x, weight, axes=_normalized_axes(x, shape), epsilon=float(eps))
+
+
+def _batch_norm(importer, args, x, weight, bias, mean, var, eps):
+    channels = [x.struct_info.shape_values[1]]
+    dtype = dtype_of(x)
+    weight = _ones_or(weight, channels, dtype)
+    bias = relax.op.zeros(relax.ShapeExpr(channels), dtype) if bias is None else bias
+    if mean is None or var is None:
+        raise FrontendError(f"{args.op} (node {args.node.name!r}): batch norm without running statistics "
+                            "(training mode) is not supported; export the model in eval mode")
+    out = importer.emit(op.nn.batch_norm(x, weight, bias, mean, var, axis=1, epsilon=float(eps)))
+    return importer.emit(relax.TupleGetItem(out, 0))
+
+
+@converter("aten._native_batch_norm_legit_no_training.default")
+def _native_batch_norm(importer, args):
+    args.ignore("momentum")  # only updates running statistics, which inference does not do
+    out = _batch_norm(importer, args, args["input"], args["weight"], args["bias"], args["running_mean"],
+                      args["running_var"], args["eps"])
+    return _with_unused_stats(importer, args, out)
+
+
+@converter("aten.batch_norm.default")
+def _batch_norm_op(importer, args):
+    if args["training"]:
+        raise args.unsupported("training", "must be False: export the model in eval mode")
+    args.ignore("momentum", "cudnn_enabled")
+    return _batch_norm(importer, args, args["input"], args["weight"], args["bias"], args["running_mean"],
+                       args["running_var"], args["eps"])
+
+
+@converter("aten.embedding.default")
+def _embedding(importer, args):
+    args.ignore("padding_idx")  # only affects gradients
+    if args["sparse"] or args["scale_grad_by_freq"]:
+        args.ignore("sparse", "scale_grad_by_freq")  # gradient-only options
+    return op.take(args["weight"], args["indices"], axis=0)
+
+
+@converter("aten.dropout.default", "aten.dropout_.default")
+def _dropout(importer, args):
+    if args["train"]:
+        raise args.unsupported("train", "must be False: export the model in eval mode")
+    args.ignore("p")
+    return args["input"]
