@@ -66,8 +66,8 @@ __all__ = [
     "FuncStructInfo", "Function", "GlobalVar", "If", "LeafExpr", "MatchCast", "ObjectStructInfo", "Op",
     "OpPatternKind", "PrimStructInfo", "PrimValue", "SeqExpr", "ShapeExpr", "ShapeStructInfo", "StringImm",
     "StructInfo", "TensorStructInfo", "Tuple", "TupleGetItem", "TupleStructInfo", "Var", "VarBinding",
-    "analysis", "const", "get_pipeline", "erase_to_well_defined", "get_dtype", "get_ndim", "is_base_of", "is_leaf", "op",
-    "set_struct_info", "struct_info_lca", "transform",
+    "analysis", "const", "get_pipeline", "erase_to_well_defined", "get_dtype", "get_ndim", "is_base_of",
+    "is_leaf", "op", "set_struct_info", "struct_info_lca", "transform",
 ]
 
 
@@ -77,4 +77,8 @@ def __getattr__(name):
         from .. import vm
 
         return getattr(vm, name)
+    if name == "frontend":  # model authoring (relax.frontend.nn) loads on first use
+        import importlib
+
+        return importlib.import_module(".frontend", __name__)
     raise AttributeError(f"module 'graphc.relax' has no attribute {name!r}")
