@@ -11,10 +11,6 @@ operator call into `bb.call_te(topi.X, ...)`. Only `te` and `tir` are used here.
 
 # fmt: off
 from . import image, nn
-from .einsum import *  # noqa: F403
-from .scatter_gather import *  # noqa: F403
-from .sort import *  # noqa: F403
-from .scan import *  # noqa: F403
 from .broadcast import (
     add,
     bitwise_and,
@@ -42,6 +38,7 @@ from .broadcast import (
     where,
 )
 from .create import arange, trilu
+from .einsum import *  # noqa: F403
 from .elemwise import (
     abs,
     bitwise_not,
@@ -74,6 +71,9 @@ from .elemwise import (
 )
 from .linalg import matmul
 from .reduce import argmax, argmin, max, mean, min, prod, std, sum, variance
+from .scan import *  # noqa: F403
+from .scatter_gather import *  # noqa: F403
+from .sort import *  # noqa: F403
 from .transform import (
     concatenate,
     expand_dims,

@@ -19,7 +19,7 @@ def _is_one(d) -> bool:
     return isinstance(d, _e.IntImm) and d.value == 1
 
 
-def matmul(a: te.Tensor, b: te.Tensor, out_dtype: str | None = None) -> te.Tensor:
+def matmul(a: te.Tensor, b: te.Tensor, out_dtype: str | None = None, name: str = "T_matmul") -> te.Tensor:
     """`a @ b`, multiplying and accumulating in `out_dtype` (default: `a`'s dtype)."""
     out_dtype = out_dtype or a.dtype
     a_vec, b_vec = len(a.shape) == 1, len(b.shape) == 1
@@ -42,4 +42,4 @@ def matmul(a: te.Tensor, b: te.Tensor, out_dtype: str | None = None) -> te.Tenso
         bi = batch_index(b_batch, idx) + [k.var] + ([] if b_vec else [rest[-1]])
         return te.sum(_e.cast(a(*ai), out_dtype) * _e.cast(b(*bi), out_dtype), axis=k)
 
-    return te.compute(out_shape, f, name="T_matmul")
+    return te.compute(out_shape, f, name=name)

@@ -1,3 +1,225 @@
-"""gather/scatter/one_hot computes (being written)."""
+"""Gathers (`gather_elements`, `gather_nd`), `one_hot`, and scatters (`scatter_elements`, `scatter_nd`).
 
-__all__: list[str] = []
+Gathers and one_hot are TE computes (one output element reads one input element). Scatters
+write where their indices say, several updates possibly landing on one element, so they are
+TIR kernels (see `topi.scan.extern_func`) that copy `data` and then apply the updates in
+row-major order of `indices`. Negative indices count from the end (numpy, torch, TVM); an index
+still out of range is clamped by a gather and skipped by a scatter, so no kernel reads or
+writes out of bounds.
+
+>>> from graphc import te, topi
+>>> x = te.placeholder((3, 4), "float32", name="x")
+>>> i = te.placeholder((2, 4), "int64", name="i")
+>>> [int(d) for d in topi.gather_elements(x, i, axis=0).shape]
+[2, 4]
+>>> [b.name for b in topi.scatter_elements(x, i, x, 0, "add").buffers]
+['x', 'i', 'x', 'T_scatter_elements']
+"""
+
+from __future__ import annotations
+
+from .. import te
+from ..ir.dtype import DataType
+from ..tir import expr as _e
+from ..tir import op as _op
+from ..tir.buffer import decl_buffer
+from ..tir.function import PrimFunc
+from ..tir.stmt import IfThenElse
+from .scan import extern_func, i64, loop_nest, seq, store
+
+__all__ = [
+    "SCATTER_REDUCTIONS",
+    "gather_elements",
+    "gather_nd",
+    "one_hot",
+    "scatter_elements",
+    "scatter_nd",
+]
+
+# The reductions each scatter accepts (TVM's): how an update combines with the element it hits.
+SCATTER_REDUCTIONS = {
+    "scatter_elements": ("update", "add", "mul", "mean", "max", "min"),
+    "scatter_nd": ("update", "add", "mul", "max", "min"),
+}
+
+
+def _wrapped(index, dim):
+    """`index` as int64, negative indices counted from the end of `dim`."""
+    index, dim = _e.cast(index, "int64"), i64(dim)
+    return _e.select(index < 0, index + dim, index)
+
+
+def _clamped(index, dim):
+    """A wrapped index forced into [0, dim): out-of-range gathers read an edge element."""
+    dim = i64(dim)
+    return _op.min(_op.max(_wrapped(index, dim), _e.const(0, "int64")), dim - 1)
+
+
+def _in_range(index, dim):
+    return (index >= 0) & (index < i64(dim))
+
+
+def gather_elements(data: te.Tensor, indices: te.Tensor, axis: int = 0) -> te.Tensor:
+    """`out[i] = data[i with i[axis] replaced by indices[i]]`, shaped like `indices` (ONNX's)."""
+    axis %= len(data.shape)
+    dim = data.shape[axis]
+
+    def f(*i):
+        src = _clamped(indices(*i), dim)
+        return data(*(src if k == axis else v for k, v in enumerate(i)))
+
+    return te.compute(indices.shape, f, name="T_gather_elements")
+
+
+def gather_nd(data: te.Tensor, indices: te.Tensor, batch_dims: int = 0) -> te.Tensor:
+    """ONNX's GatherND: the last axis of `indices` holds (partial) positions into `data`.
+
+    The first `batch_dims` axes of `data` and `indices` are matched; the result has shape
+    `indices.shape[:-1] + data.shape[batch_dims + indices.shape[-1]:]`.
+    """
+    depth = int(indices.shape[-1])
+    lead = len(indices.shape) - 1
+    shape = tuple(indices.shape[:-1]) + tuple(data.shape[batch_dims + depth :])
+
+    def f(*o):
+        pos = o[:lead]
+        picked = [
+            _clamped(indices(*pos, _e.const(m, "int64")), data.shape[batch_dims + m]) for m in range(depth)
+        ]
+        return data(*o[:batch_dims], *picked, *o[lead:])
+
+    return te.compute(shape, f, name="T_gather_nd")
+
+
+def one_hot(indices: te.Tensor, on_value, off_value, depth: int, axis: int = -1) -> te.Tensor:
+    """`on_value` where the new axis `axis` (of length `depth`) equals `indices`, else `off_value`.
+
+    Indices outside [0, depth) (negative ones included, as in TVM) match no position.
+    """
+    ndim = len(indices.shape) + 1
+    axis %= ndim
+    on_value = _e.convert(on_value)
+    dtype = on_value.dtype
+    off_value = _e.cast(off_value, dtype)
+    shape = list(indices.shape)
+    shape.insert(axis, _e.const(int(depth), "int64"))
+
+    def f(*o):
+        rest = o[:axis] + o[axis + 1 :]
+        hit = _e._compare(_e.EQ, _e.cast(indices(*rest), "int64"), _e.cast(o[axis], "int64"))
+        return _e.select(hit, on_value, off_value)
+
+    return te.compute(tuple(shape), f, name="T_one_hot")
+
+
+def _combine(reduction: str, old, new):
+    """The element after an update lands on it (`mean` sums here and divides at the end)."""
+    if reduction == "update":
+        return new
+    if reduction in ("add", "mean"):
+        return old + new
+    if reduction == "mul":
+        return old * new
+    return _op.max(old, new) if reduction == "max" else _op.min(old, new)
+
+
+def _check_reduction(op: str, reduction: str) -> None:
+    if reduction not in SCATTER_REDUCTIONS[op]:
+        choices = ", ".join(SCATTER_REDUCTIONS[op])
+        raise ValueError(f"topi.{op}: reduction must be one of {choices}; got {reduction!r}")
+
+
+def _fits(a, b) -> bool:
+    """Dimension `a` is known to be at most `b`."""
+    if a is b:
+        return True
+    return isinstance(a, _e.IntImm) and isinstance(b, _e.IntImm) and a.value <= b.value
+
+
+def _within(ok, index, extent, bounds):
+    """`ok`, and `index` (running over `extent`) below each bound not known to hold already."""
+    for bound in bounds:
+        if not _fits(extent, bound):
+            ok = ok & (index < i64(bound))
+    return ok
+
+
+def scatter_elements(
+    data: te.Tensor, indices: te.Tensor, updates: te.Tensor, axis: int = 0, reduction: str = "update"
+) -> PrimFunc:
+    """A copy of `data` with `out[i with i[axis] = indices[i]] (op)= updates[i]` for every i.
+
+    `reduction` is update (the last update wins), add, mul, mean (of the element and every
+    update landing on it, as torch's scatter_reduce with include_self), max or min.
+    """
+    _check_reduction("scatter_elements", reduction)
+    axis %= len(data.shape)
+    count = None
+    if reduction == "mean":
+        count = decl_buffer(tuple(i64(d) for d in data.shape), "int32", "count")
+
+    def body(x, ind, upd, out):
+        def copy(*i):
+            return seq(store(out, x[i], i), store(count, 1, i) if count is not None else None)
+
+        def scatter(*i):
+            target = _wrapped(ind[i], x.shape[axis])
+            at = tuple(target if k == axis else v for k, v in enumerate(i))
+            stmt = seq(
+                store(out, _combine(reduction, out[at], upd[i]), at),
+                store(count, count[at] + 1, at) if count is not None else None,
+            )
+            ok = _in_range(target, x.shape[axis])
+            for k, v in enumerate(i):
+                bounds = [upd.shape[k]] + ([] if k == axis else [x.shape[k]])
+                ok = _within(ok, v, ind.shape[k], bounds)
+            return IfThenElse(ok, stmt)
+
+        parts = [loop_nest(x.shape, copy), loop_nest(ind.shape, scatter)]
+        if count is not None:
+            parts.append(loop_nest(x.shape, lambda *i: store(out, _mean(out[i], count[i]), i)))
+        return seq(*parts)
+
+    outputs = [(data.shape, data.dtype, "T_scatter_elements")]
+    scratch = () if count is None else (count,)
+    return extern_func("scatter_elements", [data, indices, updates], outputs, body, scratch)
+
+
+def _mean(total, count):
+    if DataType(total.dtype).is_float:
+        return total / _e.cast(count, total.dtype)
+    return _e.floordiv(total, _e.cast(count, total.dtype))
+
+
+def scatter_nd(
+    data: te.Tensor, indices: te.Tensor, updates: te.Tensor, reduction: str = "update"
+) -> PrimFunc:
+    """ONNX's ScatterND: a copy of `data` with `out[indices[p]] (op)= updates[p]` for every p.
+
+    The last axis of `indices` (length K) holds positions into the first K axes of `data`;
+    `updates` has shape `indices.shape[:-1] + data.shape[K:]`. `reduction` is update, add, mul,
+    max or min.
+    """
+    _check_reduction("scatter_nd", reduction)
+    depth = int(indices.shape[-1])
+    lead = len(indices.shape) - 1
+
+    def body(x, ind, upd, out):
+        def scatter(*i):
+            p, rest = i[:lead], i[lead:]
+            targets = [_wrapped(ind[(*p, _e.const(m, "int64"))], x.shape[m]) for m in range(depth)]
+            at = (*targets, *rest)
+            ok = _e.const(True, "bool")
+            for t, d in zip(targets, x.shape):
+                ok = ok & _in_range(t, d)
+            for k, v in enumerate(p):
+                ok = _within(ok, v, upd.shape[k], [ind.shape[k]])
+            for k, v in enumerate(rest):
+                ok = _within(ok, v, upd.shape[lead + k], [x.shape[depth + k]])
+            return IfThenElse(ok, store(out, _combine(reduction, out[at], upd[i]), at))
+
+        copy = loop_nest(x.shape, lambda *i: store(out, x[i], i))
+        return seq(copy, loop_nest(upd.shape, scatter))
+
+    outputs = [(data.shape, data.dtype, "T_scatter_nd")]
+    return extern_func("scatter_nd", [data, indices, updates], outputs, body)

@@ -18,25 +18,27 @@ from .concat_split import concat, split, stack
 from .create import *  # noqa: F403
 from .create import __all__ as _create_all
 from .datatype import astype
+from .gather_scatter import *  # noqa: F403
+from .gather_scatter import __all__ as _gs_all
 from .index import strided_slice, take
-from .linear_algebra import matmul
+from .linear_algebra import einsum, matmul, outer
 from .manipulate import broadcast_to, expand_dims, flatten, permute_dims, reshape, squeeze
 from .registry import Op, OpInfo, OpPatternKind, infer_struct_info, list_ops, register_op, set_legalize
 from .replicate import flip, repeat, tile
+from .scan import *  # noqa: F403
+from .scan import __all__ as _scan_all
 from .search import where
+from .sort import *  # noqa: F403
+from .sort import __all__ as _sort_all
 from .statistical import *  # noqa: F403
 from .statistical import __all__ as _statistical_all
 from .unary import *  # noqa: F403
-from .gather_scatter import *  # noqa: F403
-from .sort import *  # noqa: F403
-from .scan import *  # noqa: F403
 from .unary import __all__ as _unary_all
 
-from . import gather_scatter as _gs, scan as _scan, sort as _sort
-
 __all__ = [
-    "image", "memory", "vm", *_gs.__all__, *_scan.__all__, *_sort.__all__,
-    "Op", "OpInfo", "OpPatternKind", "call_tir", "infer_struct_info", "list_ops", "matmul", "nn",
+    "image", "memory", "vm", *_gs_all, *_scan_all, *_sort_all,
+    "Op", "OpInfo", "OpPatternKind", "call_tir", "infer_struct_info", "list_ops", "matmul", "nn", "einsum",
+    "outer",
     "permute_dims", "register_op", "reshape", "set_legalize", "where", "astype", "broadcast_to", "concat",
     "expand_dims", "flatten", "flip", "repeat", "split", "squeeze", "stack", "strided_slice", "take", "tile",
     *_binary_all, *_create_all, *_statistical_all, *_unary_all,

@@ -20,10 +20,10 @@ from .activation import (
     softmax,
     softplus,
 )
-from .norm import *  # noqa: F403
-from .conv import *  # noqa: F403
-from .pooling import *  # noqa: F403
 from .attention import *  # noqa: F403
+from .conv import *  # noqa: F403
+from .norm import *  # noqa: F403
 from .pad import *  # noqa: F403
+from .pooling import *  # noqa: F403
 
 __all__ = [name for name in dir() if not name.startswith("_")]

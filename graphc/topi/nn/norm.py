@@ -1,10 +1,14 @@
-"""Normalizations as TE computes: layer_norm, rms_norm and batch_norm (inference).
+"""Normalizations as TE computes: layer_norm, rms_norm, batch_norm (inference), group_norm
+and instance_norm.
 
 >>> from graphc import te, topi
 >>> x = te.placeholder((2, 8), "float32", name="x")
 >>> g = te.placeholder((8,), "float32", name="g")
 >>> topi.nn.rms_norm(x, g, axis=[-1]).op.name
 'T_rms_norm'
+>>> x4 = te.placeholder((2, 8, 3, 3), "float32", name="x4")
+>>> topi.nn.group_norm(x4, g, g, num_groups=4, channel_axis=1, axes=[2, 3]).op.name
+'T_group_norm'
 """
 
 from __future__ import annotations
@@ -89,4 +93,93 @@ def batch_norm(x, gamma, beta, moving_mean, moving_var, axis: int = 1, epsilon: 
     var = te.compute(moving_var.shape, lambda i: moving_var(i), name="T_moving_var")
     return [out, mean, var]
 
-__all__ = ["batch_norm", "layer_norm", "rms_norm"]
+
+def _channel_stats(x: te.Tensor, channel_axis: int, axes: list[int], num_groups):
+    """Mean and (centered, two-pass) variance over `axes` and the channels of each group.
+
+    Both have `x`'s shape with `axes` set to 1 and the channel axis set to `num_groups` (None:
+    one group per channel). Returns `(mean, var, stat_index)` where `stat_index(index)` maps
+    an index of `x` to the index of its statistics.
+    """
+    channels = x.shape[channel_axis]
+    grouped = num_groups is not None
+    per_group = _e.floordiv(channels, _e.const(int(num_groups), channels.dtype)) if grouped else None
+    one = _e.const(1, "int64")
+    group_dim = _e.const(int(num_groups), "int64") if grouped else channels
+    stat_shape = tuple(
+        group_dim if k == channel_axis else (one if k in axes else d) for k, d in enumerate(x.shape)
+    )
+    count = _e.const(1, "int64")
+    for a in axes:
+        count = count * x.shape[a]
+    if grouped:
+        count = count * per_group
+    count = _e.cast(count, x.dtype)
+
+    def reduce(body, name):
+        def f(*index):
+            raxes = [te.reduce_axis((_e.const(0, x.shape[a].dtype), x.shape[a]), name=f"k{a}") for a in axes]
+            full = list(index)
+            for a, r in zip(axes, raxes):
+                full[a] = r.var
+            if grouped:
+                rc = te.reduce_axis((_e.const(0, channels.dtype), per_group), name="kc")
+                full[channel_axis] = index[channel_axis] * per_group + rc.var
+                raxes.append(rc)
+            value = body(x(*full), index)
+            return te.sum(value, axis=raxes) if raxes else value  # no axes: statistics of one element
+
+        return te.compute(stat_shape, f, name=name)
+
+    total = reduce(lambda v, index: v, "T_norm_sum")
+
+    def mean(*index):
+        return total(*index) / count
+
+    sq = reduce(lambda v, index: (v - mean(*index)) * (v - mean(*index)), "T_norm_sq_sum")
+
+    def stat_index(index):
+        out = []
+        for k, i in enumerate(index):
+            if k == channel_axis:
+                out.append(_e.floordiv(i, per_group) if grouped else i)
+            else:
+                out.append(_e.const(0, i.dtype) if k in axes else i)
+        return tuple(out)
+
+    return mean, (lambda *index: sq(*index) / count), stat_index
+
+
+def _affine_norm(x, gamma, beta, channel_axis, axes, num_groups, epsilon, center, scale, name):
+    ndim = len(x.shape)
+    channel_axis %= ndim
+    axes = sorted({int(a) % ndim for a in axes} - {channel_axis})
+    mean, var, stat_index = _channel_stats(x, channel_axis, axes, num_groups)
+
+    def f(*i):
+        s = stat_index(i)
+        out = (x(*i) - mean(*s)) * _op.rsqrt(var(*s) + _e.const(epsilon, x.dtype))
+        if scale:
+            out = out * gamma(i[channel_axis])
+        if center:
+            out = out + beta(i[channel_axis])
+        return out
+
+    return te.compute(x.shape, f, name=name)
+
+
+def group_norm(data: te.Tensor, gamma: te.Tensor, beta: te.Tensor, num_groups: int, channel_axis: int,
+               axes, epsilon: float = 1e-5, center: bool = True, scale: bool = True) -> te.Tensor:
+    """Normalize over `axes` and the channels of each of `num_groups` groups; gamma/beta per channel."""
+    return _affine_norm(data, gamma, beta, channel_axis, axes, num_groups, epsilon, center, scale,
+                        "T_group_norm")
+
+
+def instance_norm(data: te.Tensor, gamma: te.Tensor, beta: te.Tensor, channel_axis: int, axes,
+                  epsilon: float = 1e-5, center: bool = True, scale: bool = True) -> te.Tensor:
+    """Normalize each channel (of each sample) over `axes`; gamma/beta per channel."""
+    return _affine_norm(data, gamma, beta, channel_axis, axes, None, epsilon, center, scale,
+                        "T_instance_norm")
+
+
+__all__ = ["batch_norm", "group_norm", "instance_norm", "layer_norm", "rms_norm"]

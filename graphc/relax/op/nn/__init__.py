@@ -21,10 +21,10 @@ from .activation import (
     softmax,
     softplus,
 )
-from .norm import *  # noqa: F403
-from .convolution import *  # noqa: F403
-from .pooling import *  # noqa: F403
 from .attention import *  # noqa: F403
+from .convolution import *  # noqa: F403
 from .layout import *  # noqa: F403
+from .norm import *  # noqa: F403
+from .pooling import *  # noqa: F403
 
 __all__ = [name for name in dir() if not name.startswith("_")]

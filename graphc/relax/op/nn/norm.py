@@ -1,8 +1,10 @@
-"""Normalizations (`relax.op.nn`): layer_norm, rms_norm and batch_norm (legalized for inference).
+"""Normalizations (`relax.op.nn`): layer_norm, rms_norm, batch_norm (legalized for inference),
+group_norm and instance_norm.
 
 The scale/shift parameters have the shape of the normalized axes (layer_norm, rms_norm) or
-of the channel axis (batch_norm); all tensors share one float dtype. batch_norm returns
-TVM's `(output, new_mean, new_var)` tuple.
+of the channel axis (batch_norm, group_norm, instance_norm); all tensors share one float
+dtype. batch_norm returns TVM's `(output, new_mean, new_var)` tuple. group_norm and
+instance_norm take TVM's `center` / `scale` flags (False: beta / gamma is not applied).
 
 >>> from graphc import relax
 >>> x = relax.Var("x", relax.TensorStructInfo((2, 8), "float32"))
@@ -14,15 +16,24 @@ R.Tensor((2, 8), dtype="float32")
 Traceback (most recent call last):
   ...
 graphc.errors.TypeInferenceError: 'nn.layer_norm' expects gamma to have shape (2,) (data's axes [0]), got ...
+>>> x4 = relax.Var("x4", relax.TensorStructInfo((2, 8, 4, 4), "float32"))
+>>> bb.normalize(relax.op.nn.group_norm(x4, g, g, num_groups=4, channel_axis=1, axes=[2, 3])).struct_info
+R.Tensor((2, 8, 4, 4), dtype="float32")
+>>> bb.normalize(relax.op.nn.group_norm(x4, g, g, num_groups=3, channel_axis=1, axes=[2, 3]))
+Traceback (most recent call last):
+  ...
+graphc.errors.TypeInferenceError: 'nn.group_norm' expects data's channels (axis 1) to be a multiple
+of num_groups 3, got ...
 """
 
 from __future__ import annotations
 
 from .... import topi
 from ....errors import TypeInferenceError
+from ....tir import expr as _e
 from ...expr import Call
 from ...struct_info import TensorStructInfo, TupleStructInfo, prim_text
-from ..infer import analyzer_of, normalize_axis, op_label, provably_different, tensor_arg
+from ..infer import analyzer_of, is_const, normalize_axis, op_label, provably_different, tensor_arg
 from ..registry import Op, OpPatternKind, register_op
 from ..te_legalize import attrs_as_kwargs, call_topi
 
@@ -85,6 +96,44 @@ def _infer_batch_norm(call, bb):
     return TupleStructInfo([x, params[2], params[3]])
 
 
+def _channel_axes(call, x: TensorStructInfo) -> tuple[int, list[int]]:
+    """The channel axis and the normalized axes (which must not include it), non-negative."""
+    channel = normalize_axis(call, call.attrs["channel_axis"], x.ndim, "channel_axis")
+    axes = _axes(call, x)
+    if channel in axes:
+        raise TypeInferenceError(
+            f"{op_label(call)} expects axes {list(call.attrs['axes'])} not to include channel_axis "
+            f"{call.attrs['channel_axis']} (the statistics are per channel or group), for data {x}")
+    if len(set(axes)) != len(axes):
+        raise TypeInferenceError(f"{op_label(call)} expects distinct axes, got {list(call.attrs['axes'])}")
+    return channel, axes
+
+
+def _infer_channel_norm(call, bb):
+    x = _float_data(call)
+    if x.ndim == -1:
+        for index, name in ((1, "gamma"), (2, "beta")):
+            tensor_arg(call, index, name)
+        return x
+    channel, _ = _channel_axes(call, x)
+    groups = call.attrs.get("num_groups")
+    if groups is not None:
+        if isinstance(groups, bool) or not isinstance(groups, int) or groups < 1:
+            raise TypeInferenceError(
+                f"{op_label(call)} expects num_groups to be a positive int, got {groups!r}")
+        c = x.shape_values[channel] if x.shape_values is not None else None
+        if c is not None and (
+            (is_const(c) and c.value % groups != 0)
+            or (not is_const(c) and analyzer_of(bb).can_prove(_e.floormod(c, _e.const(groups, c.dtype)) != 0))
+        ):
+            raise TypeInferenceError(
+                f"{op_label(call)} expects data's channels (axis {channel}) to be a multiple of num_groups "
+                f"{groups}, got {x}")
+    _check_param(call, bb, x, 1, "gamma", [channel])
+    _check_param(call, bb, x, 2, "beta", [channel])
+    return x
+
+
 _EPS = {"epsilon": "added to the variance"}
 register_op(
     "relax.nn.layer_norm",
@@ -119,6 +168,43 @@ register_op(
 )
 
 
+_AFFINE = {"center": "add beta (False: skip it)", "scale": "multiply by gamma (False: skip it)"}
+
+
+def _legalize_channel_norm(fn, name: str):
+    def legalize(bb, call):
+        attrs = dict(call.attrs)
+        return bb.call_te(fn, *call.args, primfunc_name_hint=name, **attrs)
+
+    return legalize
+
+
+register_op(
+    "relax.nn.group_norm",
+    3,
+    _infer_channel_norm,
+    legalize=_legalize_channel_norm(topi.nn.group_norm, "group_norm"),
+    pattern=OpPatternKind.kOutEWiseFusable,
+    attrs={
+        "num_groups": "how many groups the channels split into",
+        "channel_axis": "the channel axis",
+        "axes": "the normalized axes besides the group's channels",
+        **_EPS,
+        **_AFFINE,
+    },
+    description="Group normalization: statistics over axes and each group of channels; per-channel affine.",
+)
+register_op(
+    "relax.nn.instance_norm",
+    3,
+    _infer_channel_norm,
+    legalize=_legalize_channel_norm(topi.nn.instance_norm, "instance_norm"),
+    pattern=OpPatternKind.kOutEWiseFusable,
+    attrs={"channel_axis": "the channel axis", "axes": "the normalized axes", **_EPS, **_AFFINE},
+    description="Instance normalization: statistics over axes per sample and channel; per-channel affine.",
+)
+
+
 def _axes_attr(axes) -> tuple:
     return (int(axes),) if isinstance(axes, int) else tuple(int(a) for a in axes)
 
@@ -148,4 +234,27 @@ def batch_norm(data, gamma, beta, moving_mean, moving_var, axis: int = 1, epsilo
     )
 
 
-__all__ = ["batch_norm", "layer_norm", "rms_norm"]
+def group_norm(data, gamma, beta, num_groups: int, channel_axis: int, axes, epsilon: float = 1e-5,
+               center: bool = True, scale: bool = True) -> Call:
+    """Normalize over `axes` and the channels of each of `num_groups` groups, then
+    `* gamma + beta` per channel (as enabled by `scale` and `center`)."""
+    return Call(
+        Op.get("relax.nn.group_norm"),
+        [data, gamma, beta],
+        {"num_groups": int(num_groups), "channel_axis": int(channel_axis), "axes": _axes_attr(axes),
+         "epsilon": float(epsilon), "center": bool(center), "scale": bool(scale)},
+    )
+
+
+def instance_norm(data, gamma, beta, channel_axis: int, axes, epsilon: float = 1e-5, center: bool = True,
+                  scale: bool = True) -> Call:
+    """Normalize each sample's channels separately over `axes`, then `* gamma + beta` per channel."""
+    return Call(
+        Op.get("relax.nn.instance_norm"),
+        [data, gamma, beta],
+        {"channel_axis": int(channel_axis), "axes": _axes_attr(axes), "epsilon": float(epsilon),
+         "center": bool(center), "scale": bool(scale)},
+    )
+
+
+__all__ = ["batch_norm", "group_norm", "instance_norm", "layer_norm", "rms_norm"]
