@@ -1,7 +1,58 @@
-"""Named pass pipelines: `relax.get_pipeline(name)` (being written)."""
+"""Named pass pipelines: `relax.get_pipeline(name)` returns a ready-made `Sequential`.
 
-__all__ = ["get_pipeline"]
+"zero" (TVM's `zero_pipeline`) lowers a high-level model to fused tensor programs:
+LegalizeOps, AnnotateTIROpPattern, FoldConstant, FuseOps, FuseTIR. Every pass accepts any
+legal module, so the pipeline may follow or be followed by any of them, and running it
+twice is harmless. Extend it by wrapping it: `Sequential([get_pipeline("zero"), MyPass()])`.
+
+>>> from graphc import relax
+>>> sorted(relax.pipeline.PIPELINES)
+['zero']
+>>> relax.get_pipeline("fast")
+Traceback (most recent call last):
+  ...
+ValueError: unknown pipeline 'fast'; available pipelines: zero
+"""
+
+from __future__ import annotations
+
+from ..ir.transform import Pass, Sequential
+
+__all__ = ["get_pipeline", "zero_pipeline"]
 
 
-def get_pipeline(name: str = "zero"):
-    raise NotImplementedError("relax.get_pipeline is being written")
+def _pass(name: str, **kwargs) -> Pass:
+    # Looked up when the pipeline is made, not at import: some passes live in modules written
+    # independently of this one.
+    from . import transform
+
+    make = getattr(transform, name, None)
+    if make is None:
+        raise NotImplementedError(f"pass relax.transform.{name} is not available in this build of graphc")
+    return make(**kwargs)
+
+
+def zero_pipeline(*, enable_warning: bool = False) -> Sequential:
+    """Legalize every operator, fold constants and fuse the resulting tensor programs."""
+    return Sequential(
+        [
+            _pass("LegalizeOps", enable_warning=enable_warning),
+            _pass("AnnotateTIROpPattern"),
+            _pass("FoldConstant"),
+            _pass("FuseOps"),
+            _pass("FuseTIR"),
+        ],
+        opt_level=0,
+        name="zero_pipeline",
+    )
+
+
+PIPELINES = {"zero": zero_pipeline}
+
+
+def get_pipeline(name: str = "zero", **kwargs) -> Pass:
+    """The pipeline called `name` (options such as `enable_warning` are passed to its maker)."""
+    maker = PIPELINES.get(name)
+    if maker is None:
+        raise ValueError(f"unknown pipeline {name!r}; available pipelines: {', '.join(sorted(PIPELINES))}")
+    return maker(**kwargs)

@@ -1,3 +1,232 @@
-"""FoldConstant (being written)."""
+"""FoldConstant: evaluate at compile time the calls whose inputs are all constants.
 
-__all__: list[str] = []
+A `call_tir` whose tensor arguments are all `Constant`s (and whose output shapes are static)
+is run on the CPU: its PrimFunc is built for `llvm` once per pass run (structurally equal
+PrimFuncs share a kernel) and the call becomes the resulting `Constant` (a tuple of them
+for several outputs). Inside dataflow blocks, an operator call with constant arguments
+is legalized on the side and folded the same way. Variables bound to constants are
+replaced by the constants at their uses, shape variables bound to `R.shape([...])` by the
+shape, and the bindings left unused are removed. PrimFuncs no longer called after folding
+(and private) are dropped from the module. PrimFuncs that fail to build for the CPU (e.g.
+scheduled for a GPU) are left alone.
+
+Folding trades run time for model size, so a call whose output would be large is not
+folded when it is also bigger than twice its constant inputs combined (a broadcast, `full`
+or `arange` of a big shape): the limit is `max_output_bytes`, given to the pass or set as
+the PassContext config ``"relax.FoldConstant.max_output_bytes"`` (default 1 MiB).
+
+>>> import numpy as np
+>>> from graphc import relax
+>>> bb = relax.BlockBuilder()
+>>> with bb.function("main", []):
+...     with bb.dataflow():
+...         c = relax.const(np.arange(4, dtype="float32"))
+...         gv = bb.emit_output(relax.op.add(c, c))
+...     _ = bb.emit_func_output(gv)
+>>> mod = FoldConstant()(relax.transform.LegalizeOps()(bb.get()))
+>>> mod["main"].body.body.data.numpy()
+array([0., 2., 4., 6.], dtype=float32)
+>>> [gv.name_hint for gv in mod.get_global_vars()]
+['main']
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...errors import GraphcError
+from ...ir.module import GlobalVar, IRModule
+from ...ir.structural import structural_equal, structural_hash
+from ...ir.transform import PassContext, module_pass
+from ...tir.expr import FloatImm, IntImm
+from ...tir.function import PrimFunc
+from .. import expr as E
+from ..analysis import all_global_vars
+from ..block_builder import BlockBuilder
+from ..expr_functor import ExprMutator
+from ..op.registry import Op
+from ..struct_info import TensorStructInfo, TupleStructInfo
+from .dead_code_elimination import is_externally_visible, remove_all_unused
+
+__all__ = ["FoldConstant"]
+
+CONFIG_KEY = "relax.FoldConstant.max_output_bytes"
+DEFAULT_MAX_OUTPUT_BYTES = 1 << 20
+_CALL_TIR = "relax.call_tir"
+
+
+def _static_outputs(sinfo) -> list | None:
+    """[(shape, dtype)] of a call_tir's outputs, or None when some shape or dtype is not static."""
+    fields = sinfo.fields if isinstance(sinfo, TupleStructInfo) else [sinfo]
+    out = []
+    for field in fields:
+        if not isinstance(field, TensorStructInfo) or field.is_unknown_dtype:
+            return None
+        dims = field.shape_values
+        if dims is None or not all(isinstance(d, IntImm) for d in dims):
+            return None
+        try:
+            dtype = np.dtype(field.dtype)
+        except TypeError:  # a dtype numpy lacks (bfloat16, ...)
+            return None
+        out.append((tuple(int(d) for d in dims), dtype))
+    return out
+
+
+def _is_constant_arg(expr) -> bool:
+    """Arguments an operator call may have and still be folded."""
+    if isinstance(expr, E.Tuple):
+        return all(_is_constant_arg(f) for f in expr.fields)
+    if isinstance(expr, E.ShapeExpr):
+        return all(isinstance(v, IntImm) for v in expr.values)
+    if isinstance(expr, E.PrimValue):
+        return isinstance(expr.value, IntImm | FloatImm)
+    return isinstance(expr, E.Constant | E.StringImm | E.DataTypeImm)
+
+
+class _ConstantFolder(ExprMutator):
+    def __init__(self, mod: IRModule, max_output_bytes: int, ctx: PassContext):
+        super().__init__(mod)
+        self.max_output_bytes = max_output_bytes
+        # kernels are built under the caller's settings but without its instruments, so that
+        # printing or timing a pipeline shows FoldConstant, not the lowering of every kernel
+        self._build_ctx = PassContext(opt_level=ctx.opt_level, config=ctx.config)
+        self._kernels: dict[int, list] = {}
+
+    # -- uses of variables bound to constants / shapes ---------------------------------------
+    def visit_Var(self, var):
+        var = super().visit_Var(var)
+        value = self.builder.lookup_binding(var)
+        return value if isinstance(value, E.Constant) else var
+
+    def visit_TupleGetItem(self, expr):
+        expr = super().visit_TupleGetItem(expr)
+        tup = expr.tuple_value
+        if isinstance(tup, E.Var):
+            tup = self.builder.lookup_binding(tup)
+        if isinstance(tup, E.Tuple) and isinstance(tup.fields[expr.index], E.Constant):
+            return tup.fields[expr.index]  # a field of a folded multi-output call
+        return expr
+
+    def visit_Call(self, call):
+        call = self.builder.normalize(super().visit_Call(call))
+        op = call.op
+        if not isinstance(op, Op):
+            return call
+        if op.name == _CALL_TIR:
+            return self._fold_call_tir(call, self.builder.get()) or call
+        call = self._inline_shapes(call)
+        if self.builder.current_block_is_dataflow() and op.info.purity and op.get_attr("FLegalize") \
+                and all(_is_constant_arg(a) for a in call.args):
+            return self._fold_by_legalizing(call) or call
+        return call
+
+    def _inline_shapes(self, call: E.Call) -> E.Call:
+        args = []
+        for arg in call.args:
+            value = self.builder.lookup_binding(arg) if isinstance(arg, E.Var) else None
+            args.append(value if isinstance(value, E.ShapeExpr) else arg)
+        if all(a is b for a, b in zip(args, call.args)):
+            return call
+        return self.builder.normalize(E.Call(call.op, args, call.attrs, call.sinfo_args))
+
+    # -- evaluation ------------------------------------------------------------------------
+    def _fold_by_legalizing(self, call: E.Call):
+        scratch = BlockBuilder()
+        scratch.begin_binding_block()
+        try:
+            legalized = scratch.normalize(call.op.get_attr("FLegalize")(scratch, call))
+        except (GraphcError, NotImplementedError):
+            return None  # LegalizeOps will report it, with its context
+        if scratch.end_block().bindings:
+            return None  # the legalization needs helper bindings: leave it to LegalizeOps
+        op = legalized.op if isinstance(legalized, E.Call) else None
+        if not (isinstance(op, Op) and op.name == _CALL_TIR):
+            return None
+        return self._fold_call_tir(legalized, scratch.get())
+
+    def _fold_call_tir(self, call: E.Call, mod: IRModule):
+        gv = call.args[0]
+        func = mod[gv] if isinstance(gv, GlobalVar) and gv.name_hint in mod else None
+        if not isinstance(func, PrimFunc):
+            return None
+        inputs = call.args[1].fields if isinstance(call.args[1], E.Tuple) else None
+        if inputs is None or not all(isinstance(a, E.Constant) for a in inputs):
+            return None
+        scalars = []
+        if len(call.args) == 3:
+            tir_vars = call.args[2]
+            if not (isinstance(tir_vars, E.ShapeExpr) and _is_constant_arg(tir_vars)):
+                return None
+            scalars = [int(v.value) for v in tir_vars.values]
+        outputs = _static_outputs(call.sinfo_args[0])
+        if outputs is None:
+            return None
+        arrays = [np.require(a.data.numpy(), requirements="C") for a in inputs]
+        out_bytes = sum(math.prod(shape) * dtype.itemsize for shape, dtype in outputs)
+        in_bytes = sum(a.nbytes for a in arrays)
+        if out_bytes > self.max_output_bytes and out_bytes > 2 * in_bytes:
+            return None  # folding would grow the model (a broadcast or fill of a big shape)
+        kernel = self._kernel(func)
+        if kernel is None:
+            return None
+        results = [np.zeros(shape, dtype) for shape, dtype in outputs]
+        kernel(*arrays, *scalars, *results)
+        if isinstance(call.sinfo_args[0], TupleStructInfo):
+            return E.Tuple([E.Constant(r) for r in results])
+        return E.Constant(results[0])
+
+    def _kernel(self, func: PrimFunc):
+        """The CPU kernel of `func` (built once per structurally distinct PrimFunc), or None."""
+        key = structural_hash(func)
+        for known, kernel in self._kernels.get(key, ()):
+            if known is func or structural_equal(known, func):
+                return kernel
+        from ...driver import build
+
+        try:
+            with self._build_ctx:
+                kernel = build(func, target="llvm", name="fold_constant_kernel")["fold_constant_kernel"]
+        except Exception:  # noqa: BLE001 - any build failure (GPU-only schedule, ...) means "do not fold"
+            kernel = None
+        self._kernels.setdefault(key, []).append((func, kernel))
+        return kernel
+
+
+def _referenced(mod: IRModule) -> set[str]:
+    funcs = [f for f in mod.functions.values() if isinstance(f, E.Function)]
+    return {gv.name_hint for f in funcs for gv in all_global_vars(f)}
+
+
+@module_pass(opt_level=0, name="FoldConstant")
+class FoldConstant:
+    """Fold calls whose arguments are all constants into constants (see the module docstring).
+
+    `max_output_bytes` overrides the PassContext config ``"relax.FoldConstant.max_output_bytes"``.
+    """
+
+    def __init__(self, max_output_bytes: int | None = None):
+        self.max_output_bytes = max_output_bytes
+
+    def transform_module(self, mod, ctx):
+        limit = self.max_output_bytes
+        if limit is None:
+            limit = ctx.config.get(CONFIG_KEY, DEFAULT_MAX_OUTPUT_BYTES)
+        folder = _ConstantFolder(mod, int(limit), ctx)
+        used_before = _referenced(mod)
+        changed = False
+        for gv, func in mod.items():
+            if not isinstance(func, E.Function):
+                continue
+            new = remove_all_unused(folder.visit_expr(func), mod)
+            if new is not func:
+                mod[gv], changed = new, True
+        if not changed:
+            return mod
+        used_after = _referenced(mod)
+        for name in used_before - used_after:
+            if isinstance(mod[name], PrimFunc) and not is_externally_visible(mod[name]):
+                del mod[name]
+        return mod
