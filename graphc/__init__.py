@@ -21,6 +21,7 @@ _LAZY = {
     "Target": ("graphc.target", "Target"),
     "build": ("graphc.driver", "build"),
     "lower": ("graphc.driver", "lower"),
+    "compile": ("graphc.driver", "compile"),
     "cpu": ("graphc.runtime", "cpu"),
     "cuda": ("graphc.runtime", "cuda"),
     "opencl": ("graphc.runtime", "opencl"),

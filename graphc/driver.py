@@ -114,4 +114,90 @@ def _looks_like_target(value) -> bool:
     return isinstance(value, str | dict | Target)
 
 
-__all__ = ["build", "lower"]
+def compile(mod, target="llvm", params=None, **kwargs):  # noqa: A001 - TVM's name (tvm.compile)
+    """Compile a model into a VM `Executable`: `graphc.compile(mod, target="llvm")`.
+
+    `mod` is a Relax IRModule. In order: the "zero" pipeline when the module still calls
+    high-level operators, the target's default schedules (`dlight`), then `relax.build`
+    (VM lowering, kernel compilation, bytecode). `params` binds `main`'s weights as constants.
+    Models (a torch `ExportedProgram` or `nn.Module`, an ONNX model) are not accepted yet:
+    import them first (`graphc.frontend.torch.from_exported_program`).
+
+    >>> import graphc
+    >>> graphc.compile(object())
+    Traceback (most recent call last):
+      ...
+    TypeError: graphc.compile expects a Relax IRModule, got object; import models first, e.g. ...
+    """
+    mod = _model_to_module(mod)
+    target = _resolve_target(target)
+    from .relax.vm_build import build as vm_build
+
+    if params:
+        from .relax.transform import BindParams
+
+        mod = BindParams("main", params)(mod)  # before the pipeline, so weight transforms fold away
+    if _has_high_level_calls(mod):
+        mod = _zero_pipeline()(mod)
+    with target:
+        mod = _default_schedule(target)(mod)
+    return vm_build(mod, target, **kwargs)
+
+
+def _model_to_module(model) -> IRModule:
+    if isinstance(model, IRModule):
+        return model
+    kind = type(model)
+    where = f"{kind.__module__}.{kind.__qualname__}"
+    if where.startswith("torch"):
+        hint = "graphc.frontend.torch.from_exported_program(torch.export.export(model, args))"
+    elif where.startswith("onnx"):
+        hint = "graphc.frontend.onnx.from_onnx(model)"
+    else:
+        hint = "graphc.frontend.torch.from_exported_program(torch.export.export(model, args))"
+    raise TypeError(f"graphc.compile expects a Relax IRModule, got {kind.__name__}; import models "
+                    f"first, e.g. with {hint}")
+
+
+def _has_high_level_calls(mod: IRModule) -> bool:
+    """Whether a Relax function still calls an operator that legalization would lower."""
+    from .relax import expr as E
+    from .relax.expr_functor import ExprVisitor
+    from .relax.op.registry import Op
+
+    found = []
+
+    class Find(ExprVisitor):
+        def visit_Call(self, call):  # noqa: N802 - the visitor's naming
+            op = call.op
+            if isinstance(op, Op) and op.get_attr("FLegalize") is not None:
+                found.append(op)
+            super().visit_Call(call)
+
+    for _, func in mod.items():
+        if isinstance(func, E.Function):
+            Find().visit_expr(func)
+            if found:
+                return True
+    return False
+
+
+def _zero_pipeline():
+    from .relax import pipeline, transform
+
+    try:
+        return pipeline.get_pipeline("zero")
+    except NotImplementedError:  # the pipeline module is not there yet: legalize at least
+        return transform.LegalizeOps()
+
+
+def _default_schedule(target):
+    from . import dlight
+
+    if target.kind == "llvm":
+        return dlight.ApplyDefaultSchedule(dlight.cpu.Reduction(), dlight.cpu.Fallback())
+    rules = [getattr(dlight.gpu, name)() for name in ("Matmul", "Fallback") if hasattr(dlight.gpu, name)]
+    return dlight.ApplyDefaultSchedule(*rules)
+
+
+__all__ = ["build", "compile", "lower"]

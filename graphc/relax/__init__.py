@@ -77,6 +77,10 @@ def __getattr__(name):
         from .. import vm
 
         return getattr(vm, name)
+    if name == "build":  # TVM's relax.build: VM lowering, kernels, bytecode
+        from .vm_build import build
+
+        return build
     if name == "frontend":  # model authoring (relax.frontend.nn) loads on first use
         import importlib
 

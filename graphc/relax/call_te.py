@@ -1,7 +1,7 @@
 """`call_te` / `emit_te`: turn a TE function applied to Relax values into `call_tir` on a PrimFunc.
 
 Relax tensor arguments become `te.placeholder`s carrying their (symbolic) shapes, the TE
-function runs, `te.create_prim_func([inputs..., unbound symbolic vars..., outputs])` makes a
+function runs, `te.create_prim_func([inputs..., outputs..., unbound symbolic vars...])` makes a
 PrimFunc that is added to the module (structurally deduplicated), and the call becomes
 `R.call_tir(gvar, (args...), out_sinfo, tir_vars)`.
 
@@ -45,7 +45,7 @@ class CallTEMixin:
                 raise TypeInferenceError(
                     f"call_te: {getattr(func, '__name__', func)!r} must return te.Tensor(s), got {out!r}")
         unbound = _unbound_vars(conv.placeholders, outputs, conv.prim_exprs)
-        prim_func = te.create_prim_func(conv.placeholders + unbound + outputs).without_attr("global_symbol")
+        prim_func = te.create_prim_func(conv.placeholders + outputs + unbound).without_attr("global_symbol")
         name = primfunc_name_hint or outputs[0].op.name
         gvar = self.add_func(prim_func, name)
         out_sinfo = [TensorStructInfo(tuple(_int64(d) for d in o.shape), o.dtype) for o in outputs]

@@ -209,6 +209,38 @@ class Kernel:
         names = ", ".join(p["name"] for p in self.params)
         return f"<graphc kernel {self.name}({names})>"
 
+    # -- the unchecked fast path, for callers that proved their arguments (the VM) ----------------
+    def sym_var_sources(self) -> list[tuple[int, int]]:
+        """For each symbolic variable slot, the (parameter index, axis) of a dimension that is it.
+
+        A caller that has proven its arguments match the signature fills the slots itself:
+        the parameters' pointers or values, then `shape[axis]` of argument `index` for each
+        symbolic variable, and calls `call_raw` with the slot array's address.
+
+        >>> meta = {"name": "f", "params": [{"kind": "buffer", "name": "A", "dtype": "float32",
+        ...     "shape": ["n", 4], "strides": [], "written": False, "align": 0}],
+        ...     "sym_vars": [["n", "int64"]], "errors": []}
+        >>> Kernel(meta, None).sym_var_sources()
+        [(0, 0)]
+        """
+        sources = []
+        for name, _dtype in self.sym_vars:
+            for index, p in enumerate(self.params):
+                if p["kind"] == "buffer" and name in p["shape"]:
+                    sources.append((index, p["shape"].index(name)))
+                    break
+            else:
+                sources.append(None)  # bound only by a stride: the caller must use the checked call
+        return sources
+
+    def error_message(self, rc: int) -> str:
+        """The failure the kernel reported with return code `rc`."""
+        message = self.errors[rc - 1] if 0 < rc <= len(self.errors) else f"error code {rc}"
+        return f"{self.name} failed: {message}"
+
+    def raise_error(self, rc: int) -> None:
+        raise KernelError(self.error_message(rc))
+
     # -- checking -----------------------------------------------------------------------------
     def _fail(self, param: dict, index: int, what: str, expected, actual, hint: str = ""):
         msg = (f"{self.name}: argument #{index} ({param['name']}) has the wrong {what}: "
@@ -337,8 +369,7 @@ class Kernel:
             if target is not None:
                 np.copyto(target, tmp)
         if rc:
-            message = self.errors[rc - 1] if 0 < rc <= len(self.errors) else f"error code {rc}"
-            raise KernelError(f"{self.name} failed: {message}")
+            raise KernelError(self.error_message(rc))
 
 
 def _c_strides(shape) -> tuple:

@@ -25,6 +25,7 @@ from .kernel import Kernel
 _LOCK = threading.Lock()
 _READY = False
 _MAGIC = b"GRAPHCMOD1"
+_VM_MAGIC = b"GRAPHCVM"  # graphc.vm.executable.MAGIC
 
 
 def ensure_llvm() -> None:
@@ -179,7 +180,15 @@ class Module:
     export_library = save
 
 
-def load_module(path) -> Module:
-    """Load a Module saved with `Module.save`."""
+def load_module(path):
+    """Load a kernel Module saved with `Module.save`, or a VM Executable saved with `export_library`.
+
+    The file's magic bytes say which; the VM is imported only when the file is an executable.
+    """
     with open(path, "rb") as f:
-        return Module.from_bytes(f.read())
+        data = f.read()
+    if data.startswith(_VM_MAGIC):
+        from ..vm.executable import Executable  # lazy: the runtime does not need the VM otherwise
+
+        return Executable.from_bytes(data, where=f"file {str(path)!r}")
+    return Module.from_bytes(data)

@@ -276,6 +276,8 @@ def make_op_call(op_name: builtins.str, args, kwargs) -> _E.Call:
     if isinstance(sinfo_args, _S.StructInfo):
         sinfo_args = (sinfo_args,)
     args = [to_expr(a) if isinstance(a, list | builtins.tuple | _E.Expr) else a for a in args]
+    if op_name == "relax.call_builtin_with_ctx" and args and isinstance(args[0], builtins.str):
+        args[0] = _E.ExternFunc(args[0])  # TVM's spelling: the builtin by name
     builder = _builder(op_name)
     if builder is not None and not sinfo_args:
         try:

@@ -88,7 +88,7 @@ def test_unbound_symbolic_vars_become_tir_vars():
         bb.emit_func_output(x)
     assert len(call.args) == 3 and call.args[2].values == (m,)
     prim = bb.get()["head"]
-    assert prim.params[1] is m and len(prim.params) == 3
+    assert prim.params[2] is m and len(prim.params) == 3  # inputs, outputs, then tir_vars (TVM)
 
 
 def test_tuple_and_shape_arguments_and_multiple_outputs():

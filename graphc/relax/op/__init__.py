@@ -10,7 +10,7 @@ compute from `graphc.topi`) and its fusion pattern; `relax.transform.LegalizeOps
 'kElemWise'
 """
 
-from . import image, memory, nn, vm
+from . import builtin, image, memory, nn, vm
 from .base import call_tir
 from .binary import *  # noqa: F403
 from .binary import __all__ as _binary_all
@@ -36,7 +36,7 @@ from .unary import *  # noqa: F403
 from .unary import __all__ as _unary_all
 
 __all__ = [
-    "image", "memory", "vm", *_gs_all, *_scan_all, *_sort_all,
+    "builtin", "image", "memory", "vm", *_gs_all, *_scan_all, *_sort_all,
     "Op", "OpInfo", "OpPatternKind", "call_tir", "infer_struct_info", "list_ops", "matmul", "nn", "einsum",
     "outer",
     "permute_dims", "register_op", "reshape", "set_legalize", "where", "astype", "broadcast_to", "concat",

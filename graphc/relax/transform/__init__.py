@@ -22,6 +22,8 @@ from .fuse_tir import *  # noqa: F403
 from .kill_after_last_use import *  # noqa: F403
 from .legalize_ops import LegalizeOps
 from .lower_alloc_tensor import *  # noqa: F403
+from .remove_purity_checking import *  # noqa: F403
+from .rewrite_dataflow_reshape import *  # noqa: F403
 from .static_plan_block_memory import *  # noqa: F403
 from .to_non_dataflow import *  # noqa: F403
 from .vm_builtin_lower import *  # noqa: F403

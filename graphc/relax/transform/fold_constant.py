@@ -173,7 +173,7 @@ class _ConstantFolder(ExprMutator):
         if kernel is None:
             return None
         results = [np.zeros(shape, dtype) for shape, dtype in outputs]
-        kernel(*arrays, *scalars, *results)
+        kernel(*arrays, *results, *scalars)
         if isinstance(call.sinfo_args[0], TupleStructInfo):
             return E.Tuple([E.Constant(r) for r in results])
         return E.Constant(results[0])

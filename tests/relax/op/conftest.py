@@ -64,7 +64,7 @@ def run_legalized(make_call, sinfos, arrays, expect_name=None):
     scalars = [_eval(v, env) for v in call.args[2].values] if len(call.args) == 3 else []
     outputs = _alloc(call.sinfo_args[0], env)
     lib = graphc.build(mod[call.args[0]], target="llvm")
-    lib["main"](*inputs, *scalars, *outputs)
+    lib["main"](*inputs, *outputs, *scalars)
     return outputs
 
 

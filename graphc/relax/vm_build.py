@@ -1,0 +1,615 @@
+"""`relax.build`: a Relax IRModule to a VM `Executable` (VM lowering, kernels, bytecode).
+
+The module first goes through `relax.transform.VMLoweringPipeline()` (explicit memory,
+shape computation and checks, builtins); every PrimFunc is then compiled into one kernel
+module, and every Relax function is translated to bytecode, one register per binding.
+The forms the code generator accepts are those the lowering pipeline produces:
+`R.vm.alloc_storage/alloc_tensor/kill_object/call_tir_dyn`, direct calls of PrimFuncs and
+Relax functions, `R.call_packed` / `R.call_builtin_with_ctx` of `vm.builtin.*`, tuples,
+`If`, and leaf values.
+
+>>> from graphc.script import from_source
+>>> mod = from_source('''
+... @I.ir_module
+... class Mod:
+...     @R.function(pure=False)
+...     def main(x: R.Tensor((2,), "float32")):
+...         t = (x, x)
+...         return t
+... ''')
+>>> exe = build(mod, "llvm", vm_lowering=False)
+>>> print(exe.as_text().split("\\n\\n")[0])
+@main(x)  # 2 registers
+   0: %1 = call vm.builtin.make_tuple(%0, %0)
+   1: ret %1
+"""
+
+from __future__ import annotations
+
+from ..errors import CodegenError
+from ..ir.module import GlobalVar, IRModule
+from ..ir.structural import structural_equal
+from ..tir import expr as T
+from ..tir.function import PrimFunc
+from ..vm.bytecode import VOID, Arg, Call, FuncEntry, Goto, If, Ret
+from ..vm.executable import Executable
+from ..vm.values import DataType, ShapeTuple
+from . import expr as E
+from .op.registry import Op
+from .struct_info import ShapeStructInfo, TensorStructInfo
+
+_ALLOC_TENSOR_OPS = ("relax.vm.alloc_tensor", "relax.memory.alloc_tensor")
+_PACKED_OPS = ("relax.call_packed", "relax.call_pure_packed")
+
+
+class _ModuleContext:
+    """The function table and constant pool shared by every function of the module."""
+
+    def __init__(self, mod: IRModule):
+        self.mod = mod
+        self.functions: list[FuncEntry] = []
+        self.index: dict[tuple[str, str], int] = {}
+        self.constants: list = []
+        self.const_index: dict = {}
+        self.relax_names: dict[GlobalVar, str] = {}
+        self.kernel_names: dict[GlobalVar, str] = {}
+        for gv, func in mod.items():
+            if isinstance(func, E.Function):
+                self.relax_names[gv] = func.attrs.get("global_symbol", gv.name_hint)
+            elif isinstance(func, PrimFunc):
+                self.kernel_names[gv] = func.attrs.get("global_symbol", gv.name_hint)
+        for gv in self.relax_names:  # VM functions first, in module order
+            self.func(("vm", self.relax_names[gv]))
+
+    def func(self, key: tuple[str, str], device: str = "cpu") -> int:
+        idx = self.index.get(key)
+        if idx is None:
+            idx = self.index[key] = len(self.functions)
+            self.functions.append(FuncEntry(key[0], key[1], device=device))
+        return idx
+
+    def builtin(self, name: str) -> int:
+        return self.func(("builtin", name))
+
+    def const(self, value, key=None) -> Arg:
+        key = key if key is not None else (type(value).__name__, value)
+        idx = self.const_index.get(key)
+        if idx is None:
+            idx = self.const_index[key] = len(self.constants)
+            self.constants.append(value)
+        return Arg.const(idx)
+
+
+class FunctionCodeGen:
+    """Bytecode for one Relax function."""
+
+    def __init__(self, ctx: _ModuleContext, name: str, func: E.Function):
+        self.ctx, self.name, self.func = ctx, name, func
+        self.code: list = []
+        self.num_registers = len(func.params)
+        self.vars: dict[E.Var, Arg] = {p: Arg.reg(i) for i, p in enumerate(func.params)}
+        self.defs: dict[E.Var, E.Expr] = {}
+        self.unchecked: list[int] = []
+        self._heap_slots: dict | None = None
+        self.checked_vars = _checked_vars(func)
+        self.used = _used_vars(func)
+
+    def new_reg(self) -> int:
+        self.num_registers += 1
+        return self.num_registers - 1
+
+    def emit(self, instr) -> int:
+        self.code.append(instr)
+        return len(self.code) - 1
+
+    def emit_call(self, func_index: int, args, dst: int | None = None) -> Arg:
+        """Emit `dst = func(*args)` (a new register unless `dst` is given)."""
+        dst = self.new_reg() if dst is None else dst
+        self.emit(Call(dst, func_index, tuple(args)))
+        return Arg.reg(dst)
+
+    def error(self, expr, message: str):
+        raise CodegenError(f"{self.name}: {message}\n  in: {expr!r}")
+
+    # -- functions, blocks, bindings -------------------------------------------------------------
+    def generate(self) -> FuncEntry:
+        result = self.gen(self.func.body)
+        self.emit(Ret(result))
+        attrs = {"unchecked_calls": self.unchecked}
+        if "num_input" in self.func.attrs:
+            attrs["num_input"] = int(self.func.attrs["num_input"])
+        return FuncEntry("vm", self.name, [p.name_hint for p in self.func.params], self.num_registers,
+                         self.code, attrs=attrs)
+
+    def gen_seq(self, seq: E.SeqExpr) -> Arg:
+        for block in seq.blocks:
+            for binding in block.bindings:
+                self.defs[binding.var] = binding.value
+                value = binding.value
+                if isinstance(value, E.Call):
+                    self.vars[binding.var] = self.gen_call(value, void=binding.var not in self.used)
+                else:
+                    self.vars[binding.var] = self.gen(value)
+        return self.gen(seq.body)
+
+    def none(self) -> Arg:
+        return self.ctx.const(None, key=("none",))
+
+    # -- expressions -----------------------------------------------------------------------------
+    def gen(self, expr) -> Arg:
+        if isinstance(expr, E.Var):
+            arg = self.vars.get(expr)
+            if arg is None:
+                self.error(expr, f"variable {expr.name_hint!r} is used before it is defined")
+            return arg
+        if isinstance(expr, E.SeqExpr):
+            return self.gen_seq(expr)
+        if isinstance(expr, E.Constant):
+            return self.ctx.const(expr.data, key=("tensor", id(expr.data)))
+        if isinstance(expr, E.ShapeExpr):
+            values = []
+            for v in expr.values:
+                if not isinstance(v, T.IntImm):
+                    self.error(expr, f"shape {expr!r} has symbolic dimensions; VMShapeLower computes them at "
+                               "run time: run relax.transform.VMLoweringPipeline() first")
+                values.append(int(v.value))
+            return self.ctx.const(ShapeTuple(values))
+        if isinstance(expr, E.PrimValue):
+            return self.gen_prim(expr)
+        if isinstance(expr, E.StringImm):
+            return self.ctx.const(str(expr.value))
+        if isinstance(expr, E.DataTypeImm):
+            return self.ctx.const(DataType(expr.value))
+        if isinstance(expr, GlobalVar):
+            return Arg.func(self.callee_index(expr))
+        if isinstance(expr, E.ExternFunc):
+            return Arg.func(self.ctx.builtin(expr.global_symbol))
+        if isinstance(expr, E.Tuple):
+            fields = [self.gen(f) for f in expr.fields]
+            return self.emit_call(self.ctx.builtin("vm.builtin.make_tuple"), fields)
+        if isinstance(expr, E.TupleGetItem):
+            value = self.gen(expr.tuple_value)
+            return self.emit_call(self.ctx.builtin("vm.builtin.tuple_getitem"), [value, Arg.imm(expr.index)])
+        if isinstance(expr, E.If):
+            return self.gen_if(expr)
+        if isinstance(expr, E.Call):
+            return self.gen_call(expr)
+        if isinstance(expr, E.Function):
+            self.error(expr, "nested functions (closures) are not supported by the VM yet; lift them "
+                       "to module level with relax.transform.LambdaLift")
+        self.error(expr, f"cannot generate VM code for {type(expr).__name__}")
+
+    def gen_prim(self, expr: E.PrimValue) -> Arg:
+        value = expr.value
+        if isinstance(value, T.IntImm):
+            return Arg.imm(int(value.value))
+        if isinstance(value, T.FloatImm):
+            return self.ctx.const(float(value.value))
+        self.error(expr, f"PrimValue {expr!r} is symbolic; VMShapeLower computes it at run time: run "
+                   "relax.transform.VMLoweringPipeline() first")
+
+    def to_reg(self, arg: Arg) -> int:
+        if arg.kind == "reg":
+            return arg.value
+        return self.emit_call(self.ctx.builtin("vm.builtin.copy"), [arg]).value
+
+    def gen_if(self, expr: E.If) -> Arg:
+        cond = self.to_reg(self.gen(expr.cond))
+        merge = self.new_reg()
+        at_if = self.emit(None)
+        true_value = self.gen(expr.true_branch)
+        self.emit(Call(merge, self.ctx.builtin("vm.builtin.copy"), (true_value,)))
+        at_goto = self.emit(None)
+        false_start = len(self.code)
+        false_value = self.gen(expr.false_branch)
+        self.emit(Call(merge, self.ctx.builtin("vm.builtin.copy"), (false_value,)))
+        self.code[at_if] = If(cond, false_start - at_if)
+        self.code[at_goto] = Goto(len(self.code) - at_goto)
+        return Arg.reg(merge)
+
+    def callee_index(self, gv: GlobalVar) -> int:
+        if gv in self.ctx.relax_names:
+            return self.ctx.func(("vm", self.ctx.relax_names[gv]))
+        if gv in self.ctx.kernel_names:
+            return self.ctx.func(("kernel", self.ctx.kernel_names[gv]))
+        raise CodegenError(f"{self.name}: {gv.name_hint!r} is not a function of the module")
+
+    # -- calls -----------------------------------------------------------------------------------
+    def gen_call(self, call: E.Call, void: bool = False) -> Arg:
+        """Code for `call`; with `void` (nobody reads the result) the result register is VOID."""
+        planned = self.plan_call(call)
+        if isinstance(planned, Arg):
+            return planned
+        func_index, args = planned
+        if void:
+            self.emit(Call(VOID, func_index, tuple(args)))
+            return self.none()
+        return self.emit_call(func_index, args)
+
+    def plan_call(self, call: E.Call):
+        """(function index, arguments) of the call to emit, or the Arg of a call already emitted."""
+        op = call.op
+        if isinstance(op, GlobalVar):
+            if op in self.ctx.kernel_names:
+                return self.kernel_call(call, op, list(call.args))
+            return (self.callee_index(op), [self.gen(a) for a in call.args])
+        if isinstance(op, E.ExternFunc):
+            return (self.ctx.builtin(op.global_symbol), [self.gen(a) for a in call.args])
+        if isinstance(op, E.Var):  # a function value: a Relax function, a kernel or a builtin
+            args = [self.gen(op)] + [self.gen(a) for a in call.args]
+            return (self.ctx.builtin("vm.builtin.invoke_closure"), args)
+        if not isinstance(op, Op):
+            self.error(call, f"cannot call {type(op).__name__} {op!r}")
+        name, args = op.name, call.args
+        builtin = self.ctx.builtin
+        if name in ("relax.vm.alloc_storage", "relax.memory.alloc_storage"):
+            if name == "relax.vm.alloc_storage":
+                size, device, dtype, scope = args
+            else:
+                size, device, scope, dtype = args
+            gen = self.gen
+            return builtin("vm.builtin.alloc_storage"), [Arg.ctx(), gen(size), gen(device), gen(dtype),
+                                                         gen(scope)]
+        if name in _ALLOC_TENSOR_OPS:
+            return (builtin("vm.builtin.alloc_tensor"), [self.gen(a) for a in args])
+        if name in ("relax.vm.kill_object", "relax.memory.kill_storage", "relax.memory.kill_tensor"):
+            target = self.gen(args[0])
+            if target.kind == "reg" and target.value >= len(self.func.params):
+                self.emit(Call(target.value, builtin("vm.builtin.null_value"), ()))
+            return self.none()
+        if name == "relax.vm.call_tir_dyn":
+            gv, packed = args
+            fields = list(packed.fields) if isinstance(packed, E.Tuple) else [packed]
+            if not isinstance(gv, GlobalVar) or gv not in self.ctx.kernel_names:
+                self.error(call, "R.vm.call_tir_dyn expects a PrimFunc of the module as its callee")
+            return self.kernel_call(call, gv, fields, dyn=True)
+        if name == "relax.call_builtin_with_ctx":
+            func, packed = args
+            fields = list(packed.fields) if isinstance(packed, E.Tuple) else [packed]
+            return (builtin(func.global_symbol), [Arg.ctx()] + [self.gen(f) for f in fields])
+        if name in _PACKED_OPS:
+            func, *rest = args
+            return (builtin(func.global_symbol), [self.gen(a) for a in rest])
+        if name == "relax.null_value":
+            return (builtin("vm.builtin.null_value"), [])
+        if name == "relax.call_tir" or name == "relax.builtin.alloc_tensor":
+            self.error(call, f"{name} must be lowered before VM code generation: run "
+                       "relax.transform.VMLoweringPipeline() first")
+        self.error(call, f"operator {name} has no VM lowering; legalize it first "
+                   "(relax.transform.LegalizeOps) or run graphc.compile, which does")
+
+    def kernel_call(self, call: E.Call, gv: GlobalVar, args: list, dyn: bool = False) -> Arg:
+        """A direct kernel call, or (`dyn`) `vm.builtin.call_tir_dyn(kernel, args..., shape)`."""
+        index = self.callee_index(gv)
+        prim = self.ctx.mod[gv]
+        regs = [self.gen(a) for a in args]
+        if dyn:  # destination-passing: nothing to return
+            pc = self.emit(Call(VOID, self.ctx.builtin("vm.builtin.call_tir_dyn"), (Arg.func(index), *regs)))
+        else:
+            pc = self.emit(Call(VOID, index, tuple(regs)))
+        if _proven(prim, args, self, dyn):
+            self.unchecked.append(pc)
+        return self.none()
+
+    # -- trust -----------------------------------------------------------------------------------
+    def trusted(self, expr, written: bool = False) -> bool:
+        """The run-time value of `expr` is a tensor matching its struct info (and writable, aligned)."""
+        if isinstance(expr, E.Constant):
+            return not written
+        if not isinstance(expr, E.Var):
+            return False
+        value = self.defs.get(expr)
+        if value is None:  # a parameter: trusted when the function checks it before use
+            return not written and expr in self.checked_vars
+        if isinstance(value, E.Var):
+            return self.trusted(value, written)
+        if isinstance(value, E.Call) and isinstance(value.op, Op) and value.op.name in _ALLOC_TENSOR_OPS:
+            offset = value.args[1]
+            return isinstance(offset, E.PrimValue) and isinstance(offset.value, T.IntImm) \
+                and offset.value.value % 64 == 0
+        if isinstance(value, E.Call) and isinstance(value.op, E.ExternFunc) \
+                and value.op.global_symbol == "vm.builtin.reshape":
+            return self.trusted(value.args[0], written)
+        if _builtin_name(value) == "vm.builtin.alloc_shape_heap":
+            return True
+        return not written and expr in self.checked_vars
+
+    def heap_slots(self) -> dict:
+        """Shape-heap slot -> the symbolic dimension `match_shape` stores there (StoreToHeap)."""
+        if self._heap_slots is None:
+            self._heap_slots = {}
+            for value in self.defs.values():
+                if _builtin_name(value) != "vm.builtin.match_shape":
+                    continue
+                args = _builtin_args(value)
+                dims = self.tensor_shape(args[0]) if isinstance(args[0], E.Var) else None
+                ints = [_int_value(a) for a in args[2:]]
+                if dims is None or None in ints[:1 + 2 * ints[0]]:
+                    continue
+                for axis in range(min(ints[0], len(dims))):
+                    code, slot = ints[1 + 2 * axis], ints[2 + 2 * axis]
+                    if code == 2:
+                        self._heap_slots.setdefault(slot, dims[axis])
+        return self._heap_slots
+
+    def tensor_shape(self, expr):
+        """The dimensions of a tensor or shape value, recovered through make_shape when erased."""
+        values = _shape_values(expr.struct_info_) if isinstance(expr, E.Expr) else None
+        if values is not None:
+            return values
+        value = self.defs.get(expr) if isinstance(expr, E.Var) else None
+        if isinstance(value, E.Var):
+            return self.tensor_shape(value)
+        if isinstance(value, E.Call) and isinstance(value.op, Op) and value.op.name in _ALLOC_TENSOR_OPS:
+            return self.tensor_shape(value.args[2])
+        if isinstance(value, E.ShapeExpr):
+            return value.values
+        name = _builtin_name(value)
+        args = _builtin_args(value) if name else ()
+        ints = [_int_value(a) for a in args]
+        if name == "vm.builtin.alloc_shape_heap" and ints and ints[0] is not None:
+            return (T.IntImm("int64", ints[0]),)
+        if name == "vm.builtin.make_shape" and len(ints) > 1 and ints[1] is not None:
+            dims, slots = [], self.heap_slots()
+            for i in range(ints[1]):
+                code, v = ints[2 + 2 * i: 4 + 2 * i] if len(ints) >= 4 + 2 * i else (None, None)
+                if code == 0 and v is not None:
+                    dims.append(T.IntImm("int64", v))
+                elif code == 1 and v in slots:
+                    dims.append(slots[v])
+                else:
+                    return None
+            return tuple(dims)
+        return None
+
+
+def _builtin_name(value) -> str | None:
+    """The `vm.builtin.*` name a call_packed / call_builtin_with_ctx binding calls, else None."""
+    if not isinstance(value, E.Call):
+        return None
+    if isinstance(value.op, E.ExternFunc):
+        return value.op.global_symbol
+    if isinstance(value.op, Op) and value.args and isinstance(value.args[0], E.ExternFunc):
+        return value.args[0].global_symbol
+    return None
+
+
+def _int_value(arg) -> int | None:
+    """The value of a constant integer PrimValue argument, else None."""
+    if isinstance(arg, E.PrimValue) and isinstance(arg.value, T.IntImm):
+        return int(arg.value.value)
+    return None
+
+
+def _builtin_args(value) -> tuple:
+    if isinstance(value.op, E.ExternFunc):
+        return tuple(value.args)
+    if value.op.name == "relax.call_builtin_with_ctx":
+        packed = value.args[1]
+        return tuple(packed.fields) if isinstance(packed, E.Tuple) else (packed,)
+    return tuple(value.args[1:])
+
+
+def _used_vars(func: E.Function) -> set:
+    """Every Var some expression of `func` reads."""
+    from .expr_functor import ExprVisitor
+
+    used: set = set()
+
+    class Collect(ExprVisitor):
+        def visit_Var(self, var):  # noqa: N802 - the visitor's naming
+            used.add(var)
+
+
+    Collect().visit_expr(func.body)
+    return used
+
+
+def _checked_vars(func: E.Function) -> set:
+    """Vars whose dtype, rank and every dimension the function checks at run time (VMShapeLower)."""
+    info, shape = set(), set()
+
+    def visit(expr):
+        if isinstance(expr, E.SeqExpr):
+            for block in expr.blocks:
+                for b in block.bindings:
+                    visit(b.value)
+            visit(expr.body)
+        elif isinstance(expr, E.If):
+            visit(expr.true_branch)
+            visit(expr.false_branch)
+        elif isinstance(expr, E.Call) and expr.args:
+            op = expr.op
+            name = op.global_symbol if isinstance(op, E.ExternFunc) else None
+            args = expr.args
+            if isinstance(op, Op) and op.name in _PACKED_OPS and isinstance(args[0], E.ExternFunc):
+                name, args = args[0].global_symbol, args[1:]
+            if name == "vm.builtin.check_tensor_info" and args:
+                info.add(args[0])
+                sinfo = args[0].struct_info_
+                if isinstance(sinfo, TensorStructInfo) and sinfo.ndim == 0:
+                    shape.add(args[0])
+            elif name == "vm.builtin.match_shape" and args:
+                shape.add(args[0])
+
+    visit(func.body)
+    return info & shape
+
+
+def _shape_values(sinfo):
+    if isinstance(sinfo, TensorStructInfo):
+        return getattr(sinfo, "shape_values", None)
+    if isinstance(sinfo, ShapeStructInfo):
+        return sinfo.values
+    return None
+
+
+def _same_dim(a, b) -> bool:
+    if isinstance(a, T.IntImm) and isinstance(b, T.IntImm):
+        return a.value == b.value
+    if isinstance(a, T.IntImm) or isinstance(b, T.IntImm):
+        return False
+    return a is b or structural_equal(a, b, map_free_vars=False)
+
+
+def _proven(prim: PrimFunc, args: list, gen: FunctionCodeGen, dyn: bool = False) -> bool:
+    """Whether the Relax struct info of `args` proves them to match `prim`'s parameters.
+
+    Each buffer's dtype and rank must equal its argument's, each constant dimension must be
+    the same constant, and each symbolic dimension must map to one Relax dimension
+    consistently; then the kernel's own checks can be skipped (the VM checked the inputs).
+    """
+    from ..tir.arith import simplify
+    from ..tir.functor import substitute
+
+    params = list(prim.params)
+    flat: list = []  # (kind, expr or PrimExpr)
+    for i, a in enumerate(args):
+        if dyn and i == len(args) - 1:
+            values = gen.tensor_shape(a)
+            if values is None:
+                return False
+            flat.extend(("dim", v) for v in values)
+        else:
+            flat.append(("expr", a))
+    if len(flat) != len(params):
+        return False
+    env: dict = {}
+    for param, (kind, value) in zip(params, flat):  # scalars first: they name dims directly
+        if param in prim.buffer_map:
+            continue
+        if kind == "expr":
+            if not isinstance(value, E.PrimValue):
+                return False
+            value = value.value
+        if not str(param.dtype).startswith("int64") and not isinstance(value, T.IntImm):
+            return False
+        env[param] = value
+    deferred = []
+    for param, (kind, value) in zip(params, flat):
+        buf = prim.buffer_map.get(param)
+        if buf is None:
+            continue
+        if kind != "expr":
+            return False
+        sinfo = value.struct_info_
+        if not isinstance(sinfo, TensorStructInfo) or not gen.trusted(value, written=_is_output(prim, buf)):
+            return False
+        if str(sinfo.dtype) != str(buf.dtype) or buf.strides:
+            return False
+        shape = gen.tensor_shape(value)
+        if shape is None or len(shape) != len(buf.shape):
+            return False
+        if buf.elem_offset is not None and not (isinstance(buf.elem_offset, T.IntImm)
+                                                and buf.elem_offset.value == 0):
+            return False
+        for bdim, rdim in zip(buf.shape, shape):
+            if isinstance(bdim, T.IntImm):
+                if not (isinstance(rdim, T.IntImm) and rdim.value == bdim.value):
+                    return False
+            elif isinstance(bdim, T.Var):
+                bound = env.get(bdim)
+                if bound is None:
+                    env[bdim] = rdim
+                elif not _same_dim(bound, rdim):
+                    return False
+            else:
+                deferred.append((bdim, rdim))
+    for bdim, rdim in deferred:
+        try:
+            got = simplify(substitute(bdim, env))
+        except Exception:  # noqa: BLE001 - any failure just means "not proven"
+            return False
+        if not _same_dim(got, rdim):
+            return False
+    return True
+
+
+def _is_output(prim: PrimFunc, buf) -> bool:
+    from ..tir.functor import post_order_visit
+    from ..tir.stmt import BufferStore
+
+    found = []
+
+    def visit(node):
+        if isinstance(node, BufferStore) and node.buffer.data is buf.data:
+            found.append(node)
+
+    post_order_visit(prim.body, visit)
+    return bool(found)
+
+
+# --- the driver -----------------------------------------------------------------------------------
+
+
+def _vm_lowering_pipeline():
+    from . import transform
+
+    pipeline = getattr(transform, "VMLoweringPipeline", None)
+    if pipeline is None:
+        raise CodegenError("relax.transform.VMLoweringPipeline is not available in this build of graphc")
+    return pipeline()
+
+
+def _resolve_target(target):
+    from ..target import Target
+
+    if target is None:
+        return Target.current() or Target("llvm")
+    return target if isinstance(target, Target) else Target(target)
+
+
+def build_kernels(mod: IRModule, target) -> dict:
+    """Compile every PrimFunc of `mod` into one runtime Module per device type."""
+    from ..driver import build as tir_build
+
+    prims = {}
+    for gv, func in mod.items():
+        if isinstance(func, PrimFunc):
+            name = func.attrs.get("global_symbol", gv.name_hint)
+            prims[name] = func.with_attr("global_symbol", name)
+    if not prims:
+        return {}
+    lib = tir_build(IRModule(prims), target=target)
+    return {"cpu": lib}
+
+
+def codegen(mod: IRModule, modules: dict | None = None, devices=None) -> Executable:
+    """Bytecode for the (already lowered) Relax functions of `mod`, with the given kernel modules."""
+    ctx = _ModuleContext(mod)
+    entries: dict[int, FuncEntry] = {}
+    for gv, name in ctx.relax_names.items():
+        func = mod[gv]
+        entries[ctx.func(("vm", name))] = FunctionCodeGen(ctx, name, func).generate()
+    functions = [entries.get(i, f) for i, f in enumerate(ctx.functions)]
+    modules = modules or {}
+    for f in functions:
+        if f.kind == "kernel" and f.device not in modules:
+            raise CodegenError(f"kernel {f.name!r} was not compiled (no {f.device} kernel module)")
+    return Executable(functions, ctx.constants, modules, devices)
+
+
+def build(mod: IRModule, target=None, params=None, *, vm_lowering: bool = True) -> Executable:
+    """Lower `mod` for the VM, compile its PrimFuncs for `target`, and generate bytecode.
+
+    `params` (a dict of name -> array) binds `main`'s parameters as constants first.
+    `vm_lowering=False` skips `VMLoweringPipeline` for modules already in lowered form.
+    """
+    if not isinstance(mod, IRModule):
+        raise TypeError(f"relax.build expects an IRModule, got {type(mod).__name__}")
+    target = _resolve_target(target)
+    if params:
+        from .transform import BindParams
+
+        mod = BindParams("main", params)(mod)
+    if vm_lowering:
+        with target:
+            mod = _vm_lowering_pipeline()(mod)
+    from ..runtime.device import Device
+
+    modules = build_kernels(mod, target)
+    device = "cpu" if target.kind == "llvm" else target.kind
+    return codegen(mod, modules, [Device(device, 0)])
+
+
+__all__ = ["build", "build_kernels", "codegen"]

@@ -1,0 +1,184 @@
+"""The run-time values a VM register holds besides tensors: shapes, storage and data types.
+
+Tensors are `graphc.runtime.Tensor`; Relax tuples are Python tuples; PrimValues are Python
+ints, floats or bools; strings are `str`. A shape is a `ShapeTuple` (a tuple of ints that
+knows it is a shape), a data type a `DataType` (a str that knows it is a data type), and
+memory from the memory plan a `Storage`.
+
+>>> ShapeTuple((2, 3))
+ShapeTuple(2, 3)
+>>> s = Storage.allocate(128, cpu())
+>>> t = s.view(64, (4, 4), "float32")
+>>> t.shape, t.data_ptr - s.ptr, t.data_ptr % 64
+((4, 4), 64, 0)
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+
+from ..errors import GraphcError
+from ..runtime.device import ALIGNMENT, Device, cpu
+from ..runtime.tensor import Tensor, _canonical_dtype
+
+_uint8, _frombuffer = np.dtype("uint8"), np.frombuffer
+_char, _addressof = ctypes.c_char, ctypes.addressof
+
+
+class VMError(GraphcError, RuntimeError):
+    """The VM could not run an instruction (a bad executable, or a builtin's failure)."""
+
+
+class ShapeTuple(tuple):
+    """A shape value: a tuple of ints (TVM's ShapeTuple)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"ShapeTuple({', '.join(str(d) for d in self)})"
+
+
+class DataType(str):
+    """A data type used as a value (`R.dtype("float32")`)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"DataType({str.__repr__(self)})"
+
+
+class TensorSpec:
+    """The metadata of a C-contiguous tensor of one shape and dtype, computed once and cached."""
+
+    __slots__ = ("shape", "dtype", "np_dtype", "ndim", "size", "strides", "nbytes")
+
+    def __init__(self, shape: tuple, dtype):
+        self.dtype, self.np_dtype = _canonical_dtype(dtype, "alloc_tensor")
+        self.shape = tuple(int(d) for d in shape)
+        self.ndim = len(self.shape)
+        size, step, strides = 1, 1, []
+        for d in reversed(self.shape):
+            strides.append(step)
+            step *= max(d, 1)  # as Tensor does: an empty tensor keeps the strides of a size-1 axis
+            size *= d
+        self.size = size
+        self.strides = tuple(reversed(strides))
+        self.nbytes = size * self.np_dtype.itemsize
+
+
+_SPECS: dict = {}
+
+
+def tensor_spec(shape, dtype) -> TensorSpec:
+    key = (tuple(shape), dtype)
+    spec = _SPECS.get(key)
+    if spec is None:
+        spec = TensorSpec(shape, dtype)
+        if len(_SPECS) < 4096:
+            _SPECS[key] = spec
+    return spec
+
+
+def _make_tensor_factory():
+    """`new_tensor(spec, device, ptr, array, storage)`: a Tensor without recomputing its metadata."""
+    sets = {name: Tensor.__dict__[name].__set__ for name in Tensor.__slots__ if name != "__weakref__"}
+    new = object.__new__
+    set_shape, set_dtype, set_npd, set_dev = sets["shape"], sets["dtype"], sets["numpy_dtype"], sets["device"]
+    set_ndim, set_size, set_strides, set_nbytes = sets["ndim"], sets["size"], sets["strides"], sets["nbytes"]
+    set_ptr, set_aligned, set_array, set_storage = (sets["data_ptr"], sets["is_aligned"], sets["_array"],
+                                                    sets["_storage"])
+
+    def new_tensor(spec: TensorSpec, device: Device, ptr: int, array, storage=None) -> Tensor:
+        t = new(Tensor)
+        set_shape(t, spec.shape)
+        set_dtype(t, spec.dtype)
+        set_npd(t, spec.np_dtype)
+        set_dev(t, device)
+        set_ndim(t, spec.ndim)
+        set_size(t, spec.size)
+        set_strides(t, spec.strides)
+        set_nbytes(t, spec.nbytes)
+        set_ptr(t, ptr)
+        set_aligned(t, ptr % ALIGNMENT == 0)
+        set_array(t, array)
+        set_storage(t, storage)
+        return t
+
+    return new_tensor
+
+
+new_tensor = _make_tensor_factory()
+
+
+class Storage:
+    """A block of device memory that tensors are carved from (`vm.builtin.alloc_storage`).
+
+    `views` caches the tensors made from this storage by each allocation site, for storage
+    the VM keeps across calls (`reused`): their offsets, shapes and dtypes never change.
+    """
+
+    __slots__ = ("device", "nbytes", "ptr", "array", "allocation", "views", "reused")
+
+    def __init__(self, device: Device, nbytes: int, ptr: int, array, allocation, reused: bool = False):
+        self.device = device
+        self.nbytes = nbytes
+        self.ptr = ptr
+        self.array = array  # host memory as a uint8 numpy array (None on other devices)
+        self.allocation = allocation
+        self.views: dict = {}
+        self.reused = reused
+
+    @classmethod
+    def allocate(cls, nbytes: int, device: Device, reused: bool = False) -> Storage:
+        nbytes = int(nbytes)
+        if device.device_type == "cpu":  # host memory, 64-byte aligned, without numpy's slow pointer query
+            raw = (_char * (nbytes + ALIGNMENT))()
+            address = _addressof(raw)
+            start = (-address) % ALIGNMENT
+            return cls(device, nbytes, address + start, _frombuffer(raw, _uint8)[start:start + nbytes], raw,
+                       reused)
+        allocation = device.api.alloc(device.index, max(nbytes, 1), ALIGNMENT)
+        return cls(device, nbytes, allocation.ptr, None, allocation, reused)
+
+    def view(self, offset: int, shape, dtype) -> Tensor:
+        """The tensor of `shape` and `dtype` at byte `offset` (no copy)."""
+        spec = tensor_spec(shape, dtype)
+        nbytes = spec.nbytes
+        if offset < 0 or offset + nbytes > self.nbytes:
+            raise VMError(f"alloc_tensor: a {spec.dtype} tensor of shape {spec.shape} at offset {offset} "
+                          f"needs {offset + nbytes} bytes, but its storage has {self.nbytes}")
+        if self.array is not None:
+            array = self.array[offset:offset + nbytes].view(spec.np_dtype).reshape(spec.shape)
+            return new_tensor(spec, self.device, self.ptr + offset, array)
+        return new_tensor(spec, self.device, self.ptr + offset, None, self)
+
+    def __repr__(self) -> str:
+        return f"<Storage {self.nbytes} bytes on {self.device}>"
+
+
+def reshape_view(tensor: Tensor, shape) -> Tensor:
+    """`tensor` seen with another shape of the same size, sharing memory (C-contiguous only)."""
+    shape = tuple(int(d) for d in shape)
+    size = 1
+    for d in shape:
+        size *= d
+    if size != tensor.size:
+        raise ValueError(f"reshape: cannot view a tensor of shape {tensor.shape} ({tensor.size} elements) "
+                         f"as shape {shape} ({size} elements)")
+    array = tensor._array
+    if array is not None:
+        view = array.reshape(shape)
+        if view.base is None or not view.flags.c_contiguous:  # reshape had to copy: keep it honest
+            view = array.copy().reshape(shape)
+            return Tensor._make(tensor.device, shape, tensor.numpy_dtype, tensor.dtype,
+                                view.__array_interface__["data"][0], view, None)
+        return Tensor._make(tensor.device, shape, tensor.numpy_dtype, tensor.dtype, tensor.data_ptr,
+                            view, None)
+    return Tensor._make(tensor.device, shape, tensor.numpy_dtype, tensor.dtype, tensor.data_ptr, None,
+                        tensor._storage)
+
+
+__all__ = ["DataType", "ShapeTuple", "Storage", "TensorSpec", "VMError", "cpu", "new_tensor", "reshape_view",
+           "tensor_spec"]
