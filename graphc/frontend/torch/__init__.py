@@ -28,9 +28,14 @@ from .converters import CONVERTERS
 from .translator import ExportedProgramImporter
 
 
-def from_exported_program(exported_program, *, keep_params_as_input: bool = False,
-                          unwrap_unit_return_tuple: bool = False, no_bind_return_tuple: bool = False,
-                          run_decompositions: bool = True):
+def from_exported_program(
+    exported_program,
+    *,
+    keep_params_as_input: bool = False,
+    unwrap_unit_return_tuple: bool = False,
+    no_bind_return_tuple: bool = False,
+    run_decompositions: bool = True,
+):
     """Import `exported_program` (a `torch.export.ExportedProgram`) as an IRModule with `main`.
 
     - Parameters and buffers become constants, or with `keep_params_as_input=True` parameters

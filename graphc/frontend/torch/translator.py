@@ -22,9 +22,16 @@ from ...ir.module import IRModule
 from .converters import CONVERTERS, Args, lookup, op_key
 
 _DTYPES = {
-    torch.float32: "float32", torch.float64: "float64", torch.float16: "float16",
-    torch.bfloat16: "bfloat16", torch.int8: "int8", torch.int16: "int16", torch.int32: "int32",
-    torch.int64: "int64", torch.uint8: "uint8", torch.bool: "bool",
+    torch.float32: "float32",
+    torch.float64: "float64",
+    torch.float16: "float16",
+    torch.bfloat16: "bfloat16",
+    torch.int8: "int8",
+    torch.int16: "int16",
+    torch.int32: "int32",
+    torch.int64: "int64",
+    torch.uint8: "uint8",
+    torch.bool: "bool",
 }
 
 
@@ -78,8 +85,15 @@ class SymbolTable:
             return _fold(operator.add, args)
         if isinstance(expr, sympy.Mul):
             return _fold(operator.mul, args)
-        binary = {"FloorDiv": tir.floordiv, "Mod": tir.floormod, "PythonMod": tir.floormod,
-                  "Max": tir.max, "Min": tir.min, "CleanDiv": tir.floordiv, "IntTrueDiv": tir.floordiv}
+        binary = {
+            "FloorDiv": tir.floordiv,
+            "Mod": tir.floormod,
+            "PythonMod": tir.floormod,
+            "Max": tir.max,
+            "Min": tir.min,
+            "CleanDiv": tir.floordiv,
+            "IntTrueDiv": tir.floordiv,
+        }
         if name in binary:
             return _fold(binary[name], args)
         if isinstance(expr, sympy.Pow) and isinstance(expr.args[1], sympy.Integer) and expr.args[1] > 0:
@@ -112,8 +126,9 @@ def _fold(fn, args):
 class ExportedProgramImporter:
     """One import: `from_exported_program` builds this and calls `run`."""
 
-    def __init__(self, ep, keep_params_as_input: bool, unwrap_unit_return_tuple: bool,
-                 no_bind_return_tuple: bool):
+    def __init__(
+        self, ep, keep_params_as_input: bool, unwrap_unit_return_tuple: bool, no_bind_return_tuple: bool
+    ):
         self.ep = ep
         self.keep_params_as_input = keep_params_as_input
         self.unwrap_unit_return_tuple = unwrap_unit_return_tuple
@@ -213,7 +228,8 @@ class ExportedProgramImporter:
                 for node in graph.nodes:
                     if node.op == "call_function":
                         value = self.convert(node)
-                        if isinstance(value, relax.Expr) and not relax.is_leaf(value):
+                        # tuples of vars stay unbound: getitem on them picks the var itself
+                        if isinstance(value, relax.Call | relax.TupleGetItem):
                             value = self.emit(value)
                         self.env[node] = value
                     elif node.op == "output":

@@ -6,6 +6,7 @@ import torch
 
 from .... import relax, tir
 from ....errors import FrontendError
+from ....tir.arith import Analyzer
 
 
 def dtype_of(expr) -> str:
@@ -32,10 +33,20 @@ def operand(value, dtype: str):
     if isinstance(value, bool | int | float):
         return relax.const(value, dtype)
     if isinstance(value, tir.PrimExpr):
-        if isinstance(value, tir.IntImm | tir.FloatImm):
-            return relax.const(value.value, dtype)
-        return relax.op.full((), relax.PrimValue(value), dtype)
+        return scalar_tensor(value, dtype)
     raise FrontendError(f"cannot use {value!r} ({type(value).__name__}) as a tensor operand")
+
+
+def scalar_tensor(value, dtype: str):
+    """A 0-d tensor holding a number or a (symbolic) size."""
+    value = Analyzer().simplify(value) if isinstance(value, tir.PrimExpr) else value
+    if isinstance(value, tir.IntImm | tir.FloatImm):
+        value = value.value
+    if isinstance(value, bool | int | float):
+        return relax.const(value, dtype)
+    # a symbolic size: the one-element range [value, value + 1) as a 0-d tensor
+    one = relax.op.arange(relax.PrimValue(value), relax.PrimValue(value + 1), 1, dtype)
+    return relax.op.reshape(one, relax.ShapeExpr([]))
 
 
 def result_dtype(a, b) -> str:

@@ -15,10 +15,21 @@ def _shape(args):
     return relax.ShapeExpr(shape_values(args.out_shape))
 
 
-@converter("aten.full.default", "aten.zeros.default", "aten.ones.default", "aten.empty.memory_format",
-           "aten.new_full.default", "aten.new_zeros.default", "aten.new_ones.default",
-           "aten.new_empty.default", "aten.full_like.default", "aten.zeros_like.default",
-           "aten.ones_like.default", "aten.empty_like.default", "aten.scalar_tensor.default")
+@converter(
+    "aten.full.default",
+    "aten.zeros.default",
+    "aten.ones.default",
+    "aten.empty.memory_format",
+    "aten.new_full.default",
+    "aten.new_zeros.default",
+    "aten.new_ones.default",
+    "aten.new_empty.default",
+    "aten.full_like.default",
+    "aten.zeros_like.default",
+    "aten.ones_like.default",
+    "aten.empty_like.default",
+    "aten.scalar_tensor.default",
+)
 def _full(importer, args):
     args.ignore(*_UNUSED, "dtype", "size", "self", "stride")
     name = args.op

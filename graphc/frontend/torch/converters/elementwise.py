@@ -11,12 +11,33 @@ from .registry import converter
 op = relax.op
 
 _UNARY = {
-    "abs": op.abs, "neg": op.negative, "exp": op.exp, "log": op.log, "sqrt": op.sqrt, "rsqrt": op.rsqrt,
-    "sin": op.sin, "cos": op.cos, "tan": op.tan, "tanh": op.tanh, "sigmoid": op.sigmoid, "erf": op.erf,
-    "floor": op.floor, "ceil": op.ceil, "round": op.round, "sign": op.sign, "square": op.square,
-    "isnan": op.isnan, "isinf": op.isinf, "isfinite": op.isfinite, "logical_not": op.logical_not,
-    "bitwise_not": op.bitwise_not, "relu": op.nn.relu, "silu": op.nn.silu, "selu": op.nn.selu,
-    "hardswish": op.nn.hardswish, "hardsigmoid": op.nn.hardsigmoid,
+    "abs": op.abs,
+    "neg": op.negative,
+    "exp": op.exp,
+    "log": op.log,
+    "sqrt": op.sqrt,
+    "rsqrt": op.rsqrt,
+    "sin": op.sin,
+    "cos": op.cos,
+    "tan": op.tan,
+    "tanh": op.tanh,
+    "sigmoid": op.sigmoid,
+    "erf": op.erf,
+    "floor": op.floor,
+    "ceil": op.ceil,
+    "round": op.round,
+    "sign": op.sign,
+    "square": op.square,
+    "isnan": op.isnan,
+    "isinf": op.isinf,
+    "isfinite": op.isfinite,
+    "logical_not": op.logical_not,
+    "bitwise_not": op.bitwise_not,
+    "relu": op.nn.relu,
+    "silu": op.nn.silu,
+    "selu": op.nn.selu,
+    "hardswish": op.nn.hardswish,
+    "hardsigmoid": op.nn.hardsigmoid,
 }
 _FLOAT_RESULT = {"exp", "log", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "sigmoid", "erf"}
 
@@ -36,13 +57,28 @@ for _name, _fn in _UNARY.items():
 
 
 _ARITH = {
-    "add": op.add, "sub": op.subtract, "mul": op.multiply, "maximum": op.maximum, "minimum": op.minimum,
-    "floor_divide": op.floor_divide, "remainder": op.floor_mod, "fmod": op.mod, "pow": op.power,
-    "bitwise_and": op.bitwise_and, "bitwise_or": op.bitwise_or, "bitwise_xor": op.bitwise_xor,
-    "logical_and": op.logical_and, "logical_or": op.logical_or, "logical_xor": op.logical_xor,
+    "add": op.add,
+    "sub": op.subtract,
+    "mul": op.multiply,
+    "maximum": op.maximum,
+    "minimum": op.minimum,
+    "floor_divide": op.floor_divide,
+    "remainder": op.floor_mod,
+    "fmod": op.mod,
+    "pow": op.power,
+    "bitwise_and": op.bitwise_and,
+    "bitwise_or": op.bitwise_or,
+    "bitwise_xor": op.bitwise_xor,
+    "logical_and": op.logical_and,
+    "logical_or": op.logical_or,
+    "logical_xor": op.logical_xor,
 }
 _COMPARE = {
-    "eq": op.equal, "ne": op.not_equal, "lt": op.less, "le": op.less_equal, "gt": op.greater,
+    "eq": op.equal,
+    "ne": op.not_equal,
+    "lt": op.less,
+    "le": op.less_equal,
+    "gt": op.greater,
     "ge": op.greater_equal,
 }
 
@@ -84,8 +120,14 @@ def _rsub(importer, args):
     return op.subtract(b, a)
 
 
-@converter("aten.div.Tensor", "aten.div.Scalar", "aten.div.Tensor_mode", "aten.div.Scalar_mode",
-           "aten.div_.Tensor", "aten.true_divide.Tensor")
+@converter(
+    "aten.div.Tensor",
+    "aten.div.Scalar",
+    "aten.div.Tensor_mode",
+    "aten.div.Scalar_mode",
+    "aten.div_.Tensor",
+    "aten.true_divide.Tensor",
+)
 def _div(importer, args):
     mode = args.get("rounding_mode")
     dtype = args.out_dtype
@@ -132,8 +174,16 @@ def _masked_fill(importer, args):
     return op.where(cast(args["mask"], "bool"), value, x)
 
 
-@converter("aten.clamp.default", "aten.clamp.Tensor", "aten.clip.default", "aten.clamp_.default",
-           "aten.hardtanh.default", "aten.relu6.default", "aten.clamp_min.default", "aten.clamp_max.default")
+@converter(
+    "aten.clamp.default",
+    "aten.clamp.Tensor",
+    "aten.clip.default",
+    "aten.clamp_.default",
+    "aten.hardtanh.default",
+    "aten.relu6.default",
+    "aten.clamp_min.default",
+    "aten.clamp_max.default",
+)
 def _clamp(importer, args):
     x = args["self"]
     dtype = args.out_dtype

@@ -119,8 +119,10 @@ def _batch_norm(importer, args, x, weight, bias, mean, var, eps):
     weight = _ones_or(weight, channels, dtype)
     bias = relax.op.zeros(relax.ShapeExpr(channels), dtype) if bias is None else bias
     if mean is None or var is None:
-        raise FrontendError(f"{args.op} (node {args.node.name!r}): batch norm without running statistics "
-                            "(training mode) is not supported; export the model in eval mode")
+        raise FrontendError(
+            f"{args.op} (node {args.node.name!r}): batch norm without running statistics "
+            "(training mode) is not supported; export the model in eval mode"
+        )
     out = importer.emit(op.nn.batch_norm(x, weight, bias, mean, var, axis=1, epsilon=float(eps)))
     return importer.emit(relax.TupleGetItem(out, 0))
 
@@ -128,8 +130,16 @@ def _batch_norm(importer, args, x, weight, bias, mean, var, eps):
 @converter("aten._native_batch_norm_legit_no_training.default")
 def _native_batch_norm(importer, args):
     args.ignore("momentum")  # only updates running statistics, which inference does not do
-    out = _batch_norm(importer, args, args["input"], args["weight"], args["bias"], args["running_mean"],
-                      args["running_var"], args["eps"])
+    out = _batch_norm(
+        importer,
+        args,
+        args["input"],
+        args["weight"],
+        args["bias"],
+        args["running_mean"],
+        args["running_var"],
+        args["eps"],
+    )
     return _with_unused_stats(importer, args, out)
 
 
@@ -138,8 +148,16 @@ def _batch_norm_op(importer, args):
     if args["training"]:
         raise args.unsupported("training", "must be False: export the model in eval mode")
     args.ignore("momentum", "cudnn_enabled")
-    return _batch_norm(importer, args, args["input"], args["weight"], args["bias"], args["running_mean"],
-                       args["running_var"], args["eps"])
+    return _batch_norm(
+        importer,
+        args,
+        args["input"],
+        args["weight"],
+        args["bias"],
+        args["running_mean"],
+        args["running_var"],
+        args["eps"],
+    )
 
 
 @converter("aten.embedding.default")
@@ -156,3 +174,86 @@ def _dropout(importer, args):
         raise args.unsupported("train", "must be False: export the model in eval mode")
     args.ignore("p")
     return args["input"]
+
+
+@converter("aten.group_norm.default")
+def _group_norm(importer, args):
+    x = args["input"]
+    args.ignore("cudnn_enabled")
+    channels = [x.struct_info.shape_values[1]]
+    dtype = dtype_of(x)
+    gamma = _ones_or(args["weight"], channels, dtype)
+    beta = args["bias"]
+    beta = relax.op.zeros(relax.ShapeExpr(channels), dtype) if beta is None else beta
+    return op.nn.group_norm(
+        x,
+        gamma,
+        beta,
+        num_groups=int(args["num_groups"]),
+        channel_axis=1,
+        axes=list(range(2, ndim_of(x))),
+        epsilon=float(args["eps"]),
+    )
+
+
+@converter("aten.native_group_norm.default")
+def _native_group_norm(importer, args):
+    x = args["input"]
+    args.ignore("N", "C", "HxW")  # the input's shape
+    channels = [x.struct_info.shape_values[1]]
+    dtype = dtype_of(x)
+    gamma = _ones_or(args["weight"], channels, dtype)
+    beta = args["bias"]
+    beta = relax.op.zeros(relax.ShapeExpr(channels), dtype) if beta is None else beta
+    out = importer.emit(
+        op.nn.group_norm(
+            x,
+            gamma,
+            beta,
+            num_groups=int(args["group"]),
+            channel_axis=1,
+            axes=list(range(2, ndim_of(x))),
+            epsilon=float(args["eps"]),
+        )
+    )
+    return _with_unused_stats(importer, args, out)
+
+
+@converter("aten.instance_norm.default")
+def _instance_norm(importer, args):
+    x = args["input"]
+    if not args["use_input_stats"]:
+        raise args.unsupported("use_input_stats", "must be True (running statistics are not supported)")
+    args.ignore("running_mean", "running_var", "momentum", "cudnn_enabled")  # unused with input stats
+    channels = [x.struct_info.shape_values[1]]
+    dtype = dtype_of(x)
+    gamma = _ones_or(args["weight"], channels, dtype)
+    beta = args["bias"]
+    beta = relax.op.zeros(relax.ShapeExpr(channels), dtype) if beta is None else beta
+    return op.nn.instance_norm(
+        x, gamma, beta, channel_axis=1, axes=list(range(2, ndim_of(x))), epsilon=float(args["eps"])
+    )
+
+
+@converter(
+    "aten.scaled_dot_product_attention.default", "aten._scaled_dot_product_flash_attention_for_cpu.default"
+)
+def _sdpa(importer, args):
+    """PyTorch's (batch, heads, seq, dim) layout around graphc's (batch, seq, heads, dim) attention."""
+    q, k, v = args["query"], args["key"], args["value"]
+    if float(args["dropout_p"]) != 0.0:
+        raise args.unsupported("dropout_p", "must be 0 (inference)")
+    if ndim_of(q) != 4:
+        raise FrontendError(
+            f"{args.op}: only 4-d (batch, heads, seq, dim) inputs are supported, got {q.struct_info}"
+        )
+    args.ignore("enable_gqa")  # grouped heads are recognized from the shapes
+    mask = args.get("attn_mask")
+    causal = "TopLeft" if args["is_causal"] else None
+    axes = [0, 2, 1, 3]
+    q, k, v = (importer.emit(op.permute_dims(t, axes)) for t in (q, k, v))
+    out = importer.emit(op.nn.attention(q, k, v, mask, scale=args["scale"], causal_mask=causal))
+    result = op.permute_dims(out, axes)
+    if "flash" in args.op:
+        return relax.Tuple([importer.emit(result)])
+    return result

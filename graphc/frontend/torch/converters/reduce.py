@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .... import relax
-from .common import axis_list, cast, ndim_of
+from .common import axis_list, cast, ndim_of, scalar_tensor
 from .registry import converter
 
 op = relax.op
@@ -14,13 +14,20 @@ def _axes(args, x):
     return axis_list(dim, ndim_of(x))
 
 
-@converter("aten.sum.dim_IntList", "aten.sum.default", "aten.mean.dim", "aten.mean.default",
-           "aten.prod.dim_int", "aten.prod.default")
+@converter(
+    "aten.sum.dim_IntList",
+    "aten.sum.default",
+    "aten.mean.dim",
+    "aten.mean.default",
+    "aten.prod.dim_int",
+    "aten.prod.default",
+)
 def _sum(importer, args):
     args.ignore("dtype")  # the traced result's dtype: sums of bool and int8 accumulate in int64
+    axes = _axes(args, args["self"])
     x = cast(args["self"], args.out_dtype)
     fn = op.sum if "sum" in args.op else op.mean if "mean" in args.op else op.prod
-    return fn(x, _axes(args, x), bool(args.get("keepdim", False)))
+    return fn(x, axes, bool(args.get("keepdim", False)))
 
 
 @converter("aten.amax.default", "aten.amin.default", "aten.max.default", "aten.min.default")
@@ -48,8 +55,14 @@ def _argmax(importer, args):
     return fn(x, None if dim is None else dim % ndim_of(x), bool(args["keepdim"]))
 
 
-@converter("aten.var.correction", "aten.std.correction", "aten.var.dim", "aten.std.dim",
-           "aten.var.default", "aten.std.default")
+@converter(
+    "aten.var.correction",
+    "aten.std.correction",
+    "aten.var.dim",
+    "aten.std.dim",
+    "aten.var.default",
+    "aten.std.default",
+)
 def _var(importer, args):
     x = args["self"]
     axes = _axes(args, x)
@@ -64,9 +77,7 @@ def _var(importer, args):
         count = 1
         for a in axes if axes is not None else range(len(shape)):
             count = count * shape[a]
-        scale = relax.op.divide(
-            relax.op.full((), relax.PrimValue(count), args.out_dtype),
-            relax.op.full((), relax.PrimValue(count - correction), args.out_dtype),
-        )
+        dtype = args.out_dtype
+        scale = op.divide(scalar_tensor(count, dtype), scalar_tensor(count - correction, dtype))
         var = importer.emit(op.multiply(var, importer.emit(scale)))
     return op.sqrt(var) if "std" in args.op else var

@@ -47,15 +47,23 @@ def _transpose(importer, args):
     return op.permute_dims(x, axes)
 
 
-@converter("aten.contiguous.default", "aten.clone.default", "aten.alias.default", "aten.detach.default",
-           "aten.lift_fresh_copy.default", "aten.alias_copy.default", "aten.detach_.default")
+@converter(
+    "aten.contiguous.default",
+    "aten.clone.default",
+    "aten.alias.default",
+    "aten.detach.default",
+    "aten.lift_fresh_copy.default",
+    "aten.alias_copy.default",
+    "aten.detach_.default",
+)
 def _identity(importer, args):
     args.ignore("memory_format")  # graphc tensors are always contiguous
     return args["self"]
 
 
-@converter("aten._to_copy.default", "aten.to.dtype", "aten.to.dtype_layout", "aten.to.device",
-           "aten.type_as.default")
+@converter(
+    "aten._to_copy.default", "aten.to.dtype", "aten.to.dtype_layout", "aten.to.device", "aten.type_as.default"
+)
 def _to(importer, args):
     args.ignore("layout", "device", "pin_memory", "non_blocking", "copy", "memory_format")
     if args.op.startswith("aten.type_as"):
@@ -127,8 +135,12 @@ def _stack(importer, args):
     return op.stack(list(tensors), axis=int(args["dim"]) % (ndim_of(tensors[0]) + 1))
 
 
-@converter("aten.split.Tensor", "aten.split_with_sizes.default", "aten.split_with_sizes_copy.default",
-           "aten.split.sizes")
+@converter(
+    "aten.split.Tensor",
+    "aten.split_with_sizes.default",
+    "aten.split_with_sizes_copy.default",
+    "aten.split.sizes",
+)
 def _split(importer, args):
     x = args["self"]
     dim = args["dim"] % ndim_of(x)
@@ -163,8 +175,9 @@ def _unbind(importer, args):
     x = args["self"]
     dim = args["dim"] % ndim_of(x)
     parts = importer.emit(_split_at(x, [1] * len(args.out), dim))
-    return relax.Tuple([importer.emit(op.squeeze(relax.TupleGetItem(parts, i), [dim]))
-                        for i in range(len(args.out))])
+    return relax.Tuple(
+        [importer.emit(op.squeeze(relax.TupleGetItem(parts, i), [dim])) for i in range(len(args.out))]
+    )
 
 
 @converter("aten.slice.Tensor", "aten.slice_copy.Tensor")
@@ -194,8 +207,13 @@ def _select(importer, args):
     x = args["self"]
     dim = args["dim"] % ndim_of(x)
     index = args["index"]
-    taken = op.take(x, relax.const(index, "int64") if isinstance(index, int) else
-                    relax.op.full((), relax.PrimValue(index), "int64"), axis=dim)
+    taken = op.take(
+        x,
+        relax.const(index, "int64")
+        if isinstance(index, int)
+        else relax.op.full((), relax.PrimValue(index), "int64"),
+        axis=dim,
+    )
     return taken
 
 
@@ -236,6 +254,19 @@ def _flip(importer, args):
 def _trilu(importer, args):
     fn = op.tril if "tril" in args.op else op.triu
     return fn(args["self"], int(args["diagonal"]))
+
+
+@converter("aten._assert_tensor_metadata.default")
+def _assert_metadata(importer, args):
+    """A check PyTorch inserts after dtype conversions: verified here, at import time."""
+    from ..translator import torch_dtype_name
+
+    args.ignore("size", "stride", "device", "layout")  # sizes are in the struct info; layout is ours
+    actual = args["a"].struct_info.dtype
+    expected = args["dtype"]
+    if expected is not None and actual != torch_dtype_name(expected):
+        raise FrontendError(f"{args.op}: the tensor has dtype {actual}, the program asserts {expected}")
+    return None
 
 
 @converter("getitem")
