@@ -28,6 +28,8 @@ _LAZY = {
     "device": ("graphc.runtime", "device"),
     "Device": ("graphc.runtime", "Device"),
     "Tensor": ("graphc.runtime", "Tensor"),
+    "nn": ("graphc.relax.frontend.nn", None),
+    "frontend": ("graphc.frontend", None),
 }
 
 

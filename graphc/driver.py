@@ -114,22 +114,24 @@ def _looks_like_target(value) -> bool:
     return isinstance(value, str | dict | Target)
 
 
-def compile(mod, target="llvm", params=None, **kwargs):  # noqa: A001 - TVM's name (tvm.compile)
-    """Compile a model into a VM `Executable`: `graphc.compile(mod, target="llvm")`.
+def compile(model, target="llvm", *, example_inputs=None, dynamic_shapes=None, pipeline=None,  # noqa: A001
+            params=None, **kwargs):
+    """Compile a model into a VM `Executable`: `graphc.compile(model, target="llvm")`.
 
-    `mod` is a Relax IRModule. In order: the "zero" pipeline when the module still calls
-    high-level operators, the target's default schedules (`dlight`), then `relax.build`
-    (VM lowering, kernel compilation, bytecode). `params` binds `main`'s weights as constants.
-    Models (a torch `ExportedProgram` or `nn.Module`, an ONNX model) are not accepted yet:
-    import them first (`graphc.frontend.torch.from_exported_program`).
+    `model` is a Relax IRModule, a `torch.export.ExportedProgram`, or a `torch.nn.Module`
+    together with `example_inputs` (exported with `torch.export` in eval mode under
+    `torch.no_grad()`, `dynamic_shapes` passed through; weights become constants). Then, in
+    order: `pipeline` (default: the "zero" pipeline, run when the module still calls high-level
+    operators), the target's default schedules (`dlight`), and `relax.build` (VM lowering,
+    kernel compilation, bytecode). `params` binds `main`'s weight parameters as constants.
 
     >>> import graphc
     >>> graphc.compile(object())
     Traceback (most recent call last):
       ...
-    TypeError: graphc.compile expects a Relax IRModule, got object; import models first, e.g. ...
+    TypeError: graphc.compile expects a Relax IRModule, a torch ExportedProgram or a torch.nn.Module ...
     """
-    mod = _model_to_module(mod)
+    mod = _model_to_module(model, example_inputs, dynamic_shapes)
     target = _resolve_target(target)
     from .relax.vm_build import build as vm_build
 
@@ -137,26 +139,44 @@ def compile(mod, target="llvm", params=None, **kwargs):  # noqa: A001 - TVM's na
         from .relax.transform import BindParams
 
         mod = BindParams("main", params)(mod)  # before the pipeline, so weight transforms fold away
-    if _has_high_level_calls(mod):
+    if pipeline is not None:
+        mod = pipeline(mod)
+    elif _has_high_level_calls(mod):
         mod = _zero_pipeline()(mod)
     with target:
         mod = _default_schedule(target)(mod)
     return vm_build(mod, target, **kwargs)
 
 
-def _model_to_module(model) -> IRModule:
+def _model_to_module(model, example_inputs=None, dynamic_shapes=None) -> IRModule:
+    """The Relax module of a model compile accepts (IRModule, ExportedProgram, nn.Module)."""
     if isinstance(model, IRModule):
+        if example_inputs is not None or dynamic_shapes is not None:
+            raise TypeError("graphc.compile: example_inputs and dynamic_shapes are for torch modules; "
+                            "an IRModule already has its shapes")
         return model
     kind = type(model)
     where = f"{kind.__module__}.{kind.__qualname__}"
     if where.startswith("torch"):
-        hint = "graphc.frontend.torch.from_exported_program(torch.export.export(model, args))"
-    elif where.startswith("onnx"):
-        hint = "graphc.frontend.onnx.from_onnx(model)"
-    else:
-        hint = "graphc.frontend.torch.from_exported_program(torch.export.export(model, args))"
-    raise TypeError(f"graphc.compile expects a Relax IRModule, got {kind.__name__}; import models "
-                    f"first, e.g. with {hint}")
+        import torch
+
+        from .frontend.torch import from_exported_program
+
+        if isinstance(model, torch.export.ExportedProgram):
+            return from_exported_program(model)
+        if isinstance(model, torch.nn.Module):
+            if example_inputs is None:
+                raise TypeError("graphc.compile of a torch.nn.Module needs example_inputs (a tuple of "
+                                "tensors) to export it with torch.export")
+            inputs = tuple(example_inputs) if isinstance(example_inputs, list | tuple) else (example_inputs,)
+            with torch.no_grad():
+                exported = torch.export.export(model.eval(), inputs, dynamic_shapes=dynamic_shapes)
+            return from_exported_program(exported)
+    if where.startswith("onnx"):
+        raise TypeError("graphc.compile: ONNX models are not supported yet (the ONNX frontend is a "
+                        "separate issue)")
+    raise TypeError(f"graphc.compile expects a Relax IRModule, a torch ExportedProgram or a torch.nn.Module "
+                    f"(with example_inputs), got {kind.__name__}")
 
 
 def _has_high_level_calls(mod: IRModule) -> bool:

@@ -89,11 +89,28 @@ def test_compile_is_reachable_from_graphc_and_relax():
 
 
 def test_compile_rejects_unsupported_models():
-    with pytest.raises(TypeError, match="expects a Relax IRModule, got object"):
+    with pytest.raises(TypeError, match="expects a Relax IRModule, a torch ExportedProgram or a torch"):
         graphc.compile(object())
-    with pytest.raises(TypeError, match="from_exported_program"):
-        torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch")
+    with pytest.raises(TypeError, match="needs example_inputs"):
         graphc.compile(torch.nn.Linear(2, 2))
+    with pytest.raises(TypeError, match="example_inputs and dynamic_shapes are for torch modules"):
+        graphc.compile(TutorialMLP, example_inputs=(1,))
+
+
+def test_compile_takes_torch_models_directly():
+    torch = pytest.importorskip("torch")
+    model = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.ReLU()).eval()
+    batch = torch.export.Dim("batch", min=1, max=16)
+    exe = graphc.compile(model, example_inputs=(torch.randn(2, 4),), dynamic_shapes=({0: batch},))
+    vm = relax.VirtualMachine(exe, graphc.cpu())
+    for n in (1, 5):
+        x = torch.randn(n, 4)
+        (out,) = vm["main"](x)
+        np.testing.assert_allclose(out.numpy(), model(x).detach().numpy(), rtol=1e-5, atol=1e-6)
+    ep = torch.export.export(model, (torch.randn(3, 4),))
+    (out,) = relax.VirtualMachine(graphc.compile(ep), graphc.cpu())["main"](torch.ones(3, 4))
+    np.testing.assert_allclose(out.numpy(), model(torch.ones(3, 4)).detach().numpy(), rtol=1e-5, atol=1e-6)
 
 
 def test_wrong_weights_raise_value_errors_not_crashes(mlp_exe):
