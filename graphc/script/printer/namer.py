@@ -49,6 +49,12 @@ class Namer:
         self.keep.append(obj)
         return name
 
+    def release(self, obj) -> None:
+        """`obj`'s scope ended: its name may be given again (sibling loops reuse `i0`, like TVM)."""
+        name = self.names.get(id(obj))
+        if name is not None:
+            self.used.discard(name)
+
     def alias(self, obj, text: str) -> None:
         """Print `obj` as the expression `text` (e.g. a buffer's data as `A.data`)."""
         self.names[id(obj)] = text

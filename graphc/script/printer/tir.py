@@ -205,9 +205,12 @@ class StmtPrinter(BufferPrinterMixin):
             names = ", ".join(self.define_loop(loop) for loop in grid)
             self.line(f"for {names} in T.grid({extents}):")
             self.loop_body(grid[-1].body)
+            for loop in grid:
+                self.namer.release(loop.loop_var)
             return
         self.line(f"for {self.loop_head(op)}:")
         self.loop_body(op.body)
+        self.namer.release(op.loop_var)
 
     def loop_body(self, body) -> None:
         self.depth += 1
@@ -267,6 +270,8 @@ class StmtPrinter(BufferPrinterMixin):
             self.line(f"T.where({self.expr(op.predicate)})")
         self.block_contents(block)
         self.depth -= 1
+        for iv in block.iter_vars:
+            self.namer.release(iv.var)
 
     def print_Block(self, op, last):  # a Block without its realize (unusual)
         self.line(f"with T.block({pystr(op.name_hint)}, no_realize=True):")
