@@ -187,6 +187,14 @@ class ModulePass(Pass):
         return self.pass_func(mod.copy(), ctx)
 
 
+class SharedModulePass(ModulePass):
+    """A module pass handed the module itself, not a copy, so that it can return it unchanged
+    (copy on write); such a pass copies before changing anything. `module_pass(copy=False)`."""
+
+    def transform_module(self, mod, ctx):
+        return self.pass_func(mod, ctx)
+
+
 class FunctionPass(Pass):
     """A pass applying `pass_func(func, mod, ctx) -> func` to each function of the module that
     is an instance of `function_types` (every function when empty); returning None removes it.
@@ -301,8 +309,11 @@ def _class_pass(base: type, method: str, user_cls: type, info: PassInfo) -> type
     return cls
 
 
-def module_pass(pass_func=None, opt_level=0, name=None, required=None, traceable=False):
+def module_pass(pass_func=None, opt_level=0, name=None, required=None, traceable=False, copy=True):
     """Make a module pass from a function `(mod, ctx) -> mod` or a class with `transform_module`.
+
+    The pass receives a copy of the module, or with `copy=False` the module itself (it must
+    then copy before changing anything, and may return its input when nothing changes).
 
     >>> @module_pass(opt_level=0, name="Tag")
     ... class Tag:
@@ -315,7 +326,8 @@ def module_pass(pass_func=None, opt_level=0, name=None, required=None, traceable
     (True, 'Tag', 'x')
     """
     return make_pass_decorator(
-        ModulePass, "transform_module", pass_func, opt_level, name, required, traceable
+        ModulePass if copy else SharedModulePass, "transform_module", pass_func, opt_level, name,
+        required, traceable,
     )
 
 

@@ -28,29 +28,14 @@ True
 
 from __future__ import annotations
 
-from ...ir.transform import ModulePass, make_pass_decorator
+from ...ir.transform import module_pass
 from ...tir.function import PrimFunc
 from ..analysis.tir_op_pattern import analyze_op_pattern_kind
 
 __all__ = ["AnnotateTIROpPattern"]
 
 
-class _SharedModulePass(ModulePass):
-    """A module pass handed the module itself (not a copy), so that it can return it unchanged.
-
-    The pass must not mutate the module it is given; it copies before changing anything.
-    """
-
-    def transform_module(self, mod, ctx):
-        return self.pass_func(mod, ctx)
-
-
-def copy_on_write_module_pass(opt_level=0, name=None, required=None):
-    """`module_pass` for passes that return their input module itself when they change nothing."""
-    return make_pass_decorator(_SharedModulePass, "transform_module", None, opt_level, name, required)
-
-
-@copy_on_write_module_pass(opt_level=0, name="AnnotateTIROpPattern")
+@module_pass(opt_level=0, name="AnnotateTIROpPattern", copy=False)
 class AnnotateTIROpPattern:
     """Set `attrs["op_pattern"]` on every PrimFunc that lacks a non-zero one."""
 

@@ -53,6 +53,7 @@ from __future__ import annotations
 import re
 
 from ...ir.module import GlobalVar
+from ...ir.transform import module_pass
 from ...tir.expr import Var as TIRVar
 from ...tir.function import PrimFunc
 from ...tir.functor import substitute
@@ -71,7 +72,6 @@ from ..struct_info import (
     TupleStructInfo,
     defined_tir_vars,
 )
-from .annotate_tir_op_pattern import copy_on_write_module_pass
 
 __all__ = ["FuseOps"]
 
@@ -545,7 +545,7 @@ def _used_vars(expr) -> list:
     return out
 
 
-@copy_on_write_module_pass(opt_level=0, name="FuseOps")
+@module_pass(opt_level=0, name="FuseOps", copy=False)
 class FuseOps:
     """Fuse the bindings of dataflow blocks into Primitive Relax functions.
 

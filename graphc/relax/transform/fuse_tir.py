@@ -51,6 +51,7 @@ from __future__ import annotations
 import dataclasses
 
 from ...ir.module import GlobalVar
+from ...ir.transform import module_pass
 from ...tir.analysis import verify_well_formed
 from ...tir.arith import Analyzer
 from ...tir.buffer import Buffer, decl_buffer
@@ -65,7 +66,6 @@ from ..expr_functor import ExprMutator
 from ..op.base import call_tir
 from ..op.registry import Op
 from ..struct_info import PrimStructInfo, ShapeStructInfo, TensorStructInfo, TupleStructInfo, tir_vars_in_expr
-from .annotate_tir_op_pattern import copy_on_write_module_pass
 from .fuse_ops import CALL_TIR, call_tir_args, is_primitive
 
 __all__ = ["FuseTIR"]
@@ -404,7 +404,7 @@ class _CallRewriter(ExprMutator):
             args.append(arg)
 
 
-@copy_on_write_module_pass(opt_level=0, name="FuseTIR")
+@module_pass(opt_level=0, name="FuseTIR", copy=False)
 class FuseTIR:
     """Replace each Primitive Relax function by one PrimFunc and its calls by `call_tir`s."""
 
