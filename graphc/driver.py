@@ -122,8 +122,9 @@ def compile(model, target="llvm", *, example_inputs=None, dynamic_shapes=None, p
     together with `example_inputs` (exported with `torch.export` in eval mode under
     `torch.no_grad()`, `dynamic_shapes` passed through; weights become constants). Then, in
     order: `pipeline` (default: the "zero" pipeline, run when the module still calls high-level
-    operators), the target's default schedules (`dlight`), and `relax.build` (VM lowering,
-    kernel compilation, bytecode). `params` binds `main`'s weight parameters as constants.
+    operators), `InlinePermuteIntoConsumers` (kernels read transposed weights in place instead
+    of copying them), the target's default schedules (`dlight`), and `relax.build` (VM
+    lowering, kernel compilation, bytecode). `params` binds `main`'s weight parameters as constants.
 
     >>> import graphc
     >>> graphc.compile(object())
@@ -143,6 +144,9 @@ def compile(model, target="llvm", *, example_inputs=None, dynamic_shapes=None, p
         mod = pipeline(mod)
     elif _has_high_level_calls(mod):
         mod = _zero_pipeline()(mod)
+    from .relax.transform import InlinePermuteIntoConsumers
+
+    mod = InlinePermuteIntoConsumers()(mod)  # no transposed weight copies on every call
     with target:
         mod = _default_schedule(target)(mod)
     return vm_build(mod, target, **kwargs)

@@ -1,0 +1,289 @@
+"""InlinePermuteIntoConsumers: read a transposed tensor through its source instead of copying it.
+
+`lv = R.call_tir(cls.transpose, (w,))` followed by `R.call_tir(cls.f, (x, lv, ...))` makes a
+transposed copy of `w` on every call. When the producer only moves elements (its one block is
+`out[v...] = in[e(v)]`, shapes static) and `lv` feeds call_tir arguments only, each consumer
+gets a variant of its PrimFunc that reads `w[e(i)]` wherever it read `lv[i]`, and the copy
+disappears. A matmul against a transposed weight becomes a matmul that reads the weight rows
+contiguously. `graphc.compile` runs this after the pipeline; it changes no results.
+
+>>> from graphc import relax
+>>> relax.transform.InlinePermuteIntoConsumers().info.name
+'InlinePermuteIntoConsumers'
+"""
+
+from __future__ import annotations
+
+from ...ir.module import GlobalVar
+from ...ir.transform import module_pass
+from ...tir.analysis.block_access import get_block_access_region
+from ...tir.buffer import decl_buffer
+from ...tir.expr import BufferLoad, IntImm
+from ...tir.expr import Var as TIRVar
+from ...tir.function import PrimFunc
+from ...tir.functor import StmtExprMutator, substitute
+from ...tir.stmt import BlockRealize, BufferStore, For
+from .. import expr as E
+from ..block_builder import BlockBuilder
+from ..expr_functor import ExprMutator, ExprVisitor
+from ..op.registry import Op
+
+__all__ = ["InlinePermuteIntoConsumers"]
+
+
+def _copy_pattern(func: PrimFunc):
+    """(input buffer, block iter vars, source index exprs) if `func` only moves elements."""
+    if len(func.params) != 2 or not all(p in func.buffer_map for p in func.params):
+        return None
+    src, dst = (func.buffer_map[p] for p in func.params)
+    if not all(isinstance(d, IntImm) for d in (*src.shape, *dst.shape)):
+        return None
+    body = func.body
+    if isinstance(body, BlockRealize) and body.block.name_hint == "root":
+        if body.block.alloc_buffers or body.block.match_buffers:
+            return None
+        body = body.block.body
+    while isinstance(body, For):
+        body = body.body
+    if not isinstance(body, BlockRealize) or body.block.init is not None:
+        return None
+    if not (isinstance(body.predicate, IntImm) and body.predicate.value == 1):
+        return None  # a guarded copy may leave elements unwritten
+    block = body.block
+    store = block.body
+    if not (isinstance(store, BufferStore) and store.buffer is dst and isinstance(store.value, BufferLoad)
+            and store.value.buffer is src):
+        return None
+    ivars = [iv.var for iv in block.iter_vars]
+    extents = [iv.dom.extent for iv in block.iter_vars]
+    if len(store.indices) != len(ivars) or any(a is not b for a, b in zip(store.indices, ivars)):
+        return None
+    if not all(isinstance(e, IntImm) for e in extents) or [e.value for e in extents] != [
+            d.value for d in dst.shape]:
+        return None
+    return src, ivars, tuple(store.value.indices)
+
+
+class _Redirect(StmtExprMutator):
+    """Loads of `old` at I become loads of `new` at `index_of(I)`; touched blocks get new regions."""
+
+    def __init__(self, old, new, index_of):
+        self.old, self.new, self.index_of = old, new, index_of
+        self.bad = False
+
+    def visit_BufferLoad(self, op):
+        op = super().visit_BufferLoad(op)
+        if op.buffer is self.old:
+            return op.replace(buffer=self.new, indices=tuple(self.index_of(op.indices)))
+        return op
+
+    def visit_BufferStore(self, op):
+        if op.buffer is self.old:
+            self.bad = True  # the consumer writes its input: leave it alone
+        return super().visit_BufferStore(op)
+
+    def visit_Block(self, op):
+        new = super().visit_Block(op)
+        if new is op or any(r.buffer is self.new for r in new.reads):
+            return new
+        # the source's region takes the copy's place among the reads (order kept)
+        regions = [r for r in get_block_access_region(new)[0] if r.buffer is self.new]
+        reads = []
+        for r in new.reads:
+            if r.buffer is self.old:
+                reads.extend(regions)
+                regions = []
+            else:
+                reads.append(r)
+        return new.replace(reads=tuple(reads))
+
+
+def _with_source(func: PrimFunc, param_index: int, src_buf, name: str, ivars, src_index) -> PrimFunc | None:
+    param = func.params[param_index]
+    old = func.buffer_map[param]
+    if not all(isinstance(d, IntImm) for d in old.shape):
+        return None
+    new = decl_buffer(src_buf.shape, src_buf.dtype, name)
+    mutator = _Redirect(old, new, lambda idx: [substitute(e, dict(zip(ivars, idx))) for e in src_index])
+    body = mutator.visit_stmt(func.body)
+    if mutator.bad:
+        return None
+    new_param = TIRVar(name, "handle")
+    params = tuple(new_param if p is param else p for p in func.params)
+    buffer_map = {
+        (new_param if p is param else p): (new if p is param else b) for p, b in func.buffer_map.items()
+    }
+    return func.replace(params=params, body=body, buffer_map=buffer_map)
+
+
+@module_pass(opt_level=0, name="InlinePermuteIntoConsumers", copy=False)
+class InlinePermuteIntoConsumers:
+    """Remove element-moving call_tirs (transposes) whose results only feed other call_tirs."""
+
+    def transform_module(self, mod, ctx):
+        copies = {}
+        for gv, func in mod.items():
+            if isinstance(func, PrimFunc):
+                pattern = _copy_pattern(func)
+                if pattern is not None:
+                    copies[gv] = pattern
+        if not copies:
+            return mod
+        new = mod.copy()
+        changed = False
+        call_sites = _call_sites(mod)
+        for gv, func in mod.items():
+            if isinstance(func, E.Function):
+                rewritten = _Rewriter(new, copies, call_sites).rewrite(func)
+                if rewritten is not func:
+                    new[gv] = rewritten
+                    changed = True
+        if not changed:
+            return mod
+        _drop_unused_prim_funcs(new)
+        return new
+
+
+def _uses(func: E.Function) -> dict:
+    """For each var read in `func`: the (call, argument position) pairs where it is a call_tir
+    argument, or None when it is also read any other way."""
+    call_tir = Op.get("relax.call_tir")
+    uses: dict = {}
+
+    class Collect(ExprVisitor):
+        def visit_Var(self, var):  # noqa: N802 - the functor's naming
+            uses[var] = None
+
+        def visit_Call(self, call):  # noqa: N802
+            if call.op is not call_tir:
+                return super().visit_Call(call)
+            for k, arg in enumerate(call.args[1].fields):
+                if isinstance(arg, E.Var):
+                    if uses.get(arg, []) is not None:
+                        uses.setdefault(arg, []).append((call, k))
+                else:
+                    self.visit_expr(arg)
+            for extra in call.args[2:]:
+                self.visit_expr(extra)
+            return None
+
+    Collect().visit_expr(func)
+    return uses
+
+
+def func_param_name(func: PrimFunc, index: int) -> str:
+    return func.buffer_map[func.params[index]].name
+
+
+def _call_sites(mod) -> dict:
+    """How many call_tirs of the module's Relax functions call each PrimFunc."""
+    call_tir = Op.get("relax.call_tir")
+    counts: dict = {}
+
+    class Count(ExprVisitor):
+        def visit_Call(self, call):  # noqa: N802 - the functor's naming
+            if call.op is call_tir:
+                counts[call.args[0]] = counts.get(call.args[0], 0) + 1
+            return super().visit_Call(call)
+
+    for _, func in mod.items():
+        if isinstance(func, E.Function):
+            Count().visit_expr(func)
+    return counts
+
+
+class _Rewriter:
+    def __init__(self, mod, copies, call_sites):
+        self.mod, self.copies, self.call_sites = mod, copies, call_sites
+        self.call_tir = Op.get("relax.call_tir")
+
+    def rewrite(self, func: E.Function) -> E.Function:
+        uses = _uses(func)
+        sources = {}  # var bound to a copy -> (source expr, pattern)
+        for block in func.body.blocks:
+            for b in block.bindings:
+                v = b.value
+                if (isinstance(b, E.VarBinding) and isinstance(v, E.Call) and v.op is self.call_tir
+                        and len(v.args) == 2 and v.args[0] in self.copies and len(v.args[1].fields) == 1
+                        and uses.get(b.var)):
+                    sources[b.var] = (v.args[1].fields[0], self.copies[v.args[0]])
+        if not sources:
+            return func
+        outer = self
+
+        class Apply(ExprMutator):
+            def visit_Call(self, call):  # noqa: N802
+                call = super().visit_Call(call)
+                if call.op is not outer.call_tir:
+                    return call
+                return outer.redirect(call, sources)
+
+        new = Apply().visit_expr(func)
+        return _remove_dead_copies(new, sources) if new is not func else func
+
+    def redirect(self, call, sources):
+        args = list(call.args[1].fields)
+        callee = call.args[0]
+        target = self.mod[callee]
+        changed = False
+        for k, arg in enumerate(args):
+            if arg not in sources:
+                continue
+            src, (src_buf, ivars, src_index) = sources[arg]
+            if _static_shape(src.struct_info) != tuple(int(d) for d in src_buf.shape):
+                continue
+            name = src.name_hint if isinstance(src, E.Var) else func_param_name(target, k)
+            variant = _with_source(target, k, src_buf, name, ivars, src_index)
+            if variant is None:
+                continue
+            target, args[k], changed = variant, src, True
+        if not changed:
+            return call
+        if self.call_sites.get(callee, 0) == 1:  # its only caller: rewrite it in place
+            self.mod[callee] = target
+            gv = callee
+        else:
+            gv = GlobalVar(self._fresh(callee.name_hint))
+            self.mod[gv] = target
+        return BlockBuilder().normalize(call.replace(args=(gv, E.Tuple(args), *call.args[2:])))
+
+    def _fresh(self, base: str) -> str:
+        names = {g.name_hint for g in self.mod.get_global_vars()}
+        name, k = base, 0
+        while name in names:
+            k += 1
+            name = f"{base}{k}" if base[-1:].isalpha() else f"{base}_{k}"
+        return name
+
+
+def _static_shape(sinfo):
+    dims = getattr(sinfo, "shape_values", None)
+    if dims is None or not all(isinstance(d, IntImm) for d in dims):
+        return None
+    return tuple(int(d) for d in dims)
+
+
+def _remove_dead_copies(func: E.Function, sources) -> E.Function:
+    """Drop the bindings of copies nothing reads any more."""
+    uses = _uses(func)
+    blocks = []
+    for block in func.body.blocks:
+        kept = tuple(b for b in block.bindings if not (b.var in sources and b.var not in uses))
+        blocks.append(block.replace(bindings=kept) if len(kept) != len(block.bindings) else block)
+    body = func.body.replace(blocks=tuple(blocks))
+    E.set_struct_info(body, func.body.struct_info)
+    new = func.replace(body=body)
+    E.set_struct_info(new, func.struct_info)
+    return new
+
+
+def _drop_unused_prim_funcs(mod) -> None:
+    from ..analysis.vars import all_global_vars
+
+    used = set()
+    for _, func in mod.items():
+        if isinstance(func, E.Function):
+            used.update(all_global_vars(func))
+    for gv, func in list(mod.items()):
+        if isinstance(func, PrimFunc) and gv not in used and "global_symbol" not in func.attrs:
+            del mod[gv]
