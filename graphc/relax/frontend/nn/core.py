@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from ....tir.expr import IntImm
 from ... import expr as E
 from ...block_builder import BlockBuilder
 from ...struct_info import TensorStructInfo
@@ -43,7 +44,8 @@ class Tensor:
 
     @property
     def shape(self) -> list:
-        return list(self.struct_info.shape_values)
+        """Static sizes as ints, symbolic ones as their tir expressions."""
+        return [d.value if isinstance(d, IntImm) else d for d in self.struct_info.shape_values]
 
     @property
     def ndim(self) -> int:
