@@ -136,7 +136,7 @@ class Normalizer:
             raise TypeInferenceError(
                 f"calling {call.op!r}, which is not a function: its struct "
                 f"info is {callee}")
-        return derive_call_ret_struct_info(callee, call, self.analyzer)
+        return derive_call_ret_struct_info(callee, call, self.analyzer, self._global_struct_info)
 
     def _if(self, expr: E.If) -> E.If:
         cond = self.normalize_arg(expr.cond)
@@ -171,11 +171,14 @@ _NORMALIZERS = {
 }
 
 
-def derive_call_ret_struct_info(func_sinfo: FuncStructInfo, call: E.Call, analyzer: Analyzer) -> StructInfo:
+def derive_call_ret_struct_info(func_sinfo: FuncStructInfo, call: E.Call, analyzer: Analyzer,
+                                global_struct_info=None) -> StructInfo:
     """The callee's return struct info with its symbolic vars bound from the arguments' shapes.
 
     Parameters `(n,)` called with `(8,)` map `n -> 8`; return dims that mention vars the
-    arguments do not determine are erased (the result keeps its rank).
+    arguments do not determine are erased (the result keeps its rank). A function passed as
+    an argument (a GlobalVar) has the struct info `global_struct_info(gv)` gives (default:
+    an opaque function).
     """
     if func_sinfo.params is None:
         return func_sinfo.ret
@@ -185,7 +188,11 @@ def derive_call_ret_struct_info(func_sinfo: FuncStructInfo, call: E.Call, analyz
             f"{len(func_sinfo.params)}")
     vmap: dict = {}
     for i, (param, arg) in enumerate(zip(func_sinfo.params, call.args)):
-        _match(param, arg.struct_info, vmap, call, i)
+        if isinstance(arg, GlobalVar):
+            arg_sinfo = global_struct_info(arg) if global_struct_info else FuncStructInfo.opaque_func()
+        else:
+            arg_sinfo = arg.struct_info
+        _match(param, arg_sinfo, vmap, call, i)
     free = tir_vars_in_struct_info(func_sinfo.ret)
     if not free:
         return func_sinfo.ret

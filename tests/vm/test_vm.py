@@ -267,3 +267,28 @@ def test_call_tir_with_symbolic_scalar_arguments():
     vm = relax.VirtualMachine(exe, graphc.cpu())
     for n in (1, 4, 9):
         np.testing.assert_allclose(vm["main"](np.zeros(n, "float32")).numpy(), np.full(n, n, "float32"))
+
+
+def test_a_relax_function_passed_as_a_value():
+    from graphc.script import from_source
+
+    mod = from_source('''
+@I.ir_module
+class Module:
+    @R.function
+    def double(x: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float32"):
+        return R.add(x, x)
+
+    @R.function
+    def apply(f: R.Callable((R.Tensor((4,), "float32"),), R.Tensor((4,), "float32")),
+              x: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float32"):
+        return f(x)
+
+    @R.function
+    def main(x: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float32"):
+        cls = Module
+        y = cls.apply(cls.double, x)
+        return y
+''')
+    vm = relax.VirtualMachine(graphc.compile(mod), graphc.cpu())
+    np.testing.assert_array_equal(vm["main"](np.arange(4, dtype="float32")).numpy(), [0, 2, 4, 6])
