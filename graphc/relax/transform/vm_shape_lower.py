@@ -20,9 +20,9 @@ bindings are checked the same way and kept (they bind their var to the value as 
 
 The `err_ctx` strings name the function, the parameter and its annotation, e.g.
 `ErrorContext(fn=main, loc=param[0], param=x, annotation=R.Tensor((n, 784), dtype="float32"))`;
-the VM turns a failed check into a ValueError quoting them. With the function attribute
-`num_input`, parameters past the first `num_input` (weights) are only checked when their
-shapes are symbolic.
+the VM turns a failed check into a ValueError quoting them. Every parameter is checked on
+entry, weights past `num_input` included (TVM skips static weights; graphc checks every input
+before anything runs).
 
 >>> from graphc.script import from_source
 >>> mod = from_source('''
@@ -226,13 +226,11 @@ class _ShapeLower(ExprMutator):
         self.builder.begin_scope()
         self.builder.begin_binding_block()
         self.builder.emit_normalized(E.VarBinding(self.heap, alloc))
-        num_input = func.attrs.get("num_input", len(func.params))
-        num_input = int(getattr(num_input, "value", num_input))  # an int or an IntImm
         todos: list = []
         for i, param in enumerate(func.params):
             err = (f"ErrorContext(fn={self.fn_name}, loc=param[{i}], param={param.name_hint}, "
                    f"annotation={param.struct_info})")
-            self.check(param.struct_info, param, True, i >= num_input, err, todos)
+            self.check(param.struct_info, param, True, False, err, todos)
         todos = self.run_match(todos, False)
         self.emit_outstanding()
         self.run_match(todos, True)

@@ -56,7 +56,7 @@ class Module:
 '''
 
 # Slots: n 0, n * 2 1, m 2, p 3, n + p 4, m * 2 5, m + 1 6. w (a weight past num_input, static) is
-# not checked; z is only checked by the match_cast.
+# checked like every parameter; z is only checked by the match_cast.
 SYMBOLIC_EXPECTED = '''
 from graphc.script import ir as I, relax as R, tir as T
 
@@ -90,17 +90,19 @@ class Module:
         t1: R.Shape([n, m]) = t[1]
         _4 = R.call_packed("vm.builtin.check_shape_info", t1, R.prim_value(2), R.str(""), sinfo_args=R.Tuple)
         _5 = R.call_packed("vm.builtin.check_prim_value_info", k, R.dtype("int64"), R.str(""), sinfo_args=R.Tuple)
-        _6 = R.call_packed("vm.builtin.match_shape", x, shape_heap, R.prim_value(2), R.prim_value(2), R.prim_value(0), R.prim_value(1), R.prim_value(4), R.str(""), sinfo_args=R.Tuple)
-        _7 = R.call_packed("vm.builtin.match_shape", y, shape_heap, R.prim_value(2), R.prim_value(0), R.prim_value(0), R.prim_value(1), R.prim_value(4), R.str(""), sinfo_args=R.Tuple)
-        _8 = R.call_packed("vm.builtin.match_shape", t0, shape_heap, R.prim_value(1), R.prim_value(2), R.prim_value(2), R.str(""), sinfo_args=R.Tuple)
-        _9 = R.call_packed("vm.builtin.match_shape", t1, shape_heap, R.prim_value(2), R.prim_value(3), R.prim_value(0), R.prim_value(3), R.prim_value(2), R.str(""), sinfo_args=R.Tuple)
-        _10 = R.call_packed("vm.builtin.match_prim_value", k, shape_heap, R.prim_value(3), R.prim_value(2), R.str(""), sinfo_args=R.Tuple)
-        _11 = cls.shape_func(shape_heap)
-        _12 = R.call_packed("vm.builtin.match_shape", y, shape_heap, R.prim_value(2), R.prim_value(3), R.prim_value(1), R.prim_value(1), R.prim_value(4), R.str(""), sinfo_args=R.Tuple)
-        _13 = R.call_packed("vm.builtin.check_tensor_info", z, R.prim_value(2), R.dtype("float32"), R.str(""), sinfo_args=R.Tuple)
-        _14 = R.call_packed("vm.builtin.match_shape", z, shape_heap, R.prim_value(2), R.prim_value(2), R.prim_value(3), R.prim_value(0), R.prim_value(0), R.str(""), sinfo_args=R.Tuple)
-        _15 = cls.shape_func1(shape_heap)
-        _16 = R.call_packed("vm.builtin.match_shape", z, shape_heap, R.prim_value(2), R.prim_value(3), R.prim_value(3), R.prim_value(3), R.prim_value(4), R.str(""), sinfo_args=R.Tuple)
+        _6 = R.call_packed("vm.builtin.check_tensor_info", w, R.prim_value(2), R.dtype("float32"), R.str(""), sinfo_args=R.Tuple)
+        _7 = R.call_packed("vm.builtin.match_shape", x, shape_heap, R.prim_value(2), R.prim_value(2), R.prim_value(0), R.prim_value(1), R.prim_value(4), R.str(""), sinfo_args=R.Tuple)
+        _8 = R.call_packed("vm.builtin.match_shape", y, shape_heap, R.prim_value(2), R.prim_value(0), R.prim_value(0), R.prim_value(1), R.prim_value(4), R.str(""), sinfo_args=R.Tuple)
+        _9 = R.call_packed("vm.builtin.match_shape", t0, shape_heap, R.prim_value(1), R.prim_value(2), R.prim_value(2), R.str(""), sinfo_args=R.Tuple)
+        _10 = R.call_packed("vm.builtin.match_shape", t1, shape_heap, R.prim_value(2), R.prim_value(3), R.prim_value(0), R.prim_value(3), R.prim_value(2), R.str(""), sinfo_args=R.Tuple)
+        _11 = R.call_packed("vm.builtin.match_prim_value", k, shape_heap, R.prim_value(3), R.prim_value(2), R.str(""), sinfo_args=R.Tuple)
+        _12 = R.call_packed("vm.builtin.match_shape", w, shape_heap, R.prim_value(2), R.prim_value(1), R.prim_value(3), R.prim_value(1), R.prim_value(3), R.str(""), sinfo_args=R.Tuple)
+        _13 = cls.shape_func(shape_heap)
+        _14 = R.call_packed("vm.builtin.match_shape", y, shape_heap, R.prim_value(2), R.prim_value(3), R.prim_value(1), R.prim_value(1), R.prim_value(4), R.str(""), sinfo_args=R.Tuple)
+        _15 = R.call_packed("vm.builtin.check_tensor_info", z, R.prim_value(2), R.dtype("float32"), R.str(""), sinfo_args=R.Tuple)
+        _16 = R.call_packed("vm.builtin.match_shape", z, shape_heap, R.prim_value(2), R.prim_value(2), R.prim_value(3), R.prim_value(0), R.prim_value(0), R.str(""), sinfo_args=R.Tuple)
+        _17 = cls.shape_func1(shape_heap)
+        _18 = R.call_packed("vm.builtin.match_shape", z, shape_heap, R.prim_value(2), R.prim_value(3), R.prim_value(3), R.prim_value(3), R.prim_value(4), R.str(""), sinfo_args=R.Tuple)
         a = R.match_cast(z, R.Tensor((p, n + p), dtype="float32"))
         s = R.call_packed("vm.builtin.make_shape", shape_heap, R.prim_value(2), R.prim_value(1), R.prim_value(4), R.prim_value(1), R.prim_value(5), sinfo_args=R.Shape([n + p, m * 2]))
         v = R.call_packed("vm.builtin.make_prim_value", shape_heap, R.prim_value(1), R.prim_value(6), sinfo_args=R.Prim(value=m + 1))
