@@ -96,6 +96,12 @@ class _Function:
         return Frame(self.vm, self.layout, self.cache_slots, self.vm._max_slots)
 
 
+def _TORCH_BF16():  # noqa: N802 - a constant looked up lazily (torch is optional)
+    import torch
+
+    return torch.bfloat16
+
+
 class VirtualMachine:
     """Runs the functions of `exe` on `device` (a Device, a device name, or a list of them).
 
@@ -210,6 +216,10 @@ class VirtualMachine:
             return value
         if isinstance(value, np.generic):
             return value.item()
+        if cls.__module__ == "torch" and cls.__name__ == "Tensor" and value.device.type == "cpu" \
+                and value.dtype is not _TORCH_BF16():
+            # a CPU torch tensor shares its memory with numpy (faster than a DLPack capsule)
+            return self._convert(value.detach().numpy())
         if hasattr(value, "__dlpack__"):
             from ..runtime.dlpack import from_dlpack
 
