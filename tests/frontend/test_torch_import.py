@@ -99,9 +99,10 @@ def test_unsupported_operators_are_listed_once_with_counts():
 
 
 def test_an_unsupported_argument_value_is_rejected_loudly():
-    pool = _Fn(lambda x: torch.nn.functional.avg_pool2d(x, 2, divisor_override=3))
-    ep = _export(pool, torch.randn(1, 1, 4, 4))
-    with pytest.raises(FrontendError, match="divisor_override=3"):
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+    q = torch.randn(1, 2, 3, 4)
+    ep = _export(_Fn(lambda q: sdpa(q, q, q, dropout_p=0.5)), q)
+    with pytest.raises(FrontendError, match=r"dropout_p=0.5 must be 0 \(inference\)"):
         from_exported_program(ep)
 
 
