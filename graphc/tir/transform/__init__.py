@@ -11,8 +11,10 @@ from .lower_blocks import (
     lower_blocks,
     lower_opaque_block,
 )  # fmt: skip
+from .pad_operand_tile import PadConflictingOperandTile, pad_conflicting_operand_tiles
 from .pipeline import lower_pipeline, lower_primfunc
 from .plan_buffer_allocation import PlanAndUpdateBufferAllocationLocation, plan_buffer_allocation
+from .promote_accumulator import PromoteReductionAccumulator, promote_reduction_accumulators
 from .remove_no_op import RemoveNoOp, remove_no_op
 from .simplify import Simplify, simplify_primfunc
 from .unroll_loop import UnrollConfig, UnrollLoop, unroll_stmt
@@ -26,7 +28,9 @@ __all__ = [
     "FlattenBuffer",
     "LowerBlocks",
     "LowerOpaqueBlock",
+    "PadConflictingOperandTile",
     "PrimFuncPass",
+    "PromoteReductionAccumulator",
     "RemoveNoOp",
     "Simplify",
     "UnrollConfig",
@@ -39,7 +43,9 @@ __all__ = [
     "lower_opaque_block",
     "lower_pipeline",
     "lower_primfunc",
+    "pad_conflicting_operand_tiles",
     "prim_func_pass",
+    "promote_reduction_accumulators",
     "remove_no_op",
     "simplify_primfunc",
     "unroll_stmt",

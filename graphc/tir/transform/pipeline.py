@@ -5,8 +5,9 @@ generators consume. Lowering an already lowered function changes nothing.
 
 >>> from graphc import tir
 >>> [p.info.name for p in lower_pipeline().passes]
-['PlanAndUpdateBufferAllocationLocation', 'ConvertBlocksToOpaque', 'CompactBufferAllocation',
- 'LowerOpaqueBlock', 'FlattenBuffer', 'UnrollLoop', 'Simplify', 'RemoveNoOp']
+['PromoteReductionAccumulator', 'PadConflictingOperandTile', 'PlanAndUpdateBufferAllocationLocation',
+ 'ConvertBlocksToOpaque', 'CompactBufferAllocation', 'LowerOpaqueBlock', 'FlattenBuffer', 'UnrollLoop',
+ 'Simplify', 'RemoveNoOp']
 >>> f = tir.PrimFunc([], tir.Evaluate(0))
 >>> lower_primfunc(f).body.value.value
 0
@@ -20,7 +21,9 @@ from ..function import PrimFunc
 from .compact_buffer_region import CompactBufferAllocation
 from .flatten_buffer import FlattenBuffer
 from .lower_blocks import ConvertBlocksToOpaque, LowerOpaqueBlock
+from .pad_operand_tile import PadConflictingOperandTile
 from .plan_buffer_allocation import PlanAndUpdateBufferAllocationLocation
+from .promote_accumulator import PromoteReductionAccumulator
 from .remove_no_op import RemoveNoOp
 from .simplify import Simplify
 from .unroll_loop import UnrollLoop
@@ -30,6 +33,8 @@ def lower_pipeline() -> Sequential:
     """Block form -> lowered form, as one Sequential named "tir.lower"."""
     return Sequential(
         [
+            PromoteReductionAccumulator(),  # CPU: accumulate a reduction's small re-read output tile locally
+            PadConflictingOperandTile(),  # CPU: re-read operand rows 4 KiB apart -> padded copy of the tile
             PlanAndUpdateBufferAllocationLocation(),  # alloc_buffers to the innermost covering scope
             ConvertBlocksToOpaque(),  # bind block iter vars, init -> if
             CompactBufferAllocation(),  # shrink alloc_buffers to the region their block touches
