@@ -89,7 +89,7 @@ def extern_func(name: str, inputs: list, outputs: list, body: Callable, scratch:
     shapes = [d for b in [*bufs, *scratch] for d in b.shape]
     scalars = [v for v in _free_vars(shapes) if id(v) not in bound]
     handles = [Var(f"var_{b.name}", "handle") for b in bufs]
-    params = handles[: len(in_bufs)] + scalars + handles[len(in_bufs) :]
+    params = handles + scalars  # inputs, outputs, then sizes: call_te's (TVM's) order
     return PrimFunc(
         params,
         BlockRealize((), _e.const(True), root),

@@ -120,3 +120,16 @@ class _Fn(nn.Module):
 
     def forward(self, *args):
         return self.fn(*args)
+
+
+def test_data_dependent_values_are_refused():
+    ep = _export(_Fn(lambda x: x * x.sum().item()), torch.randn(3))
+    with pytest.raises(FrontendError, match="aten.item.default"):
+        from_exported_program(ep)
+
+
+def test_dynamic_scan_and_sort_of_a_3d_tensor(verify):
+    batch = torch.export.Dim("batch", min=1, max=16)
+    verify(lambda x: torch.cumsum(x.reshape(-1), 0), [torch.randn(3, 4)], dynamic_shapes=(({0: batch},),),
+           run_inputs=[[torch.randn(n, 4)] for n in (1, 5)])
+    verify(lambda x: x.median(), [torch.randn(2, 3, 4)])

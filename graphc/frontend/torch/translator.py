@@ -286,6 +286,8 @@ def _numpy(tensor: torch.Tensor) -> np.ndarray:
 
 def _is_symbolic(node) -> bool:
     """A node computing a size (sym_size, arithmetic on SymInts): its value is a PrimExpr."""
+    if node.op == "call_function" and op_key(node.target)[1] in ("aten.item", "aten._local_scalar_dense"):
+        return False  # a tensor's value read back as a number: data-dependent, refused by its converter
     val = node.meta.get("val")
     return isinstance(val, torch.SymInt | torch.SymFloat | torch.SymBool | int) and not isinstance(val, bool)
 

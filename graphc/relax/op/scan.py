@@ -32,7 +32,7 @@ def call_extern(bb, fn, args, name: str, **kwargs) -> Call:
     """`call_tir` of the PrimFunc `fn(*placeholders, **kwargs)` (a `topi.scan.extern_func`).
 
     Like `bb.call_te`, but `fn` returns the PrimFunc itself: its parameters are the inputs,
-    the symbolic sizes passed as scalars, then the outputs (whose shapes give `out_sinfo`).
+    the outputs (whose shapes give `out_sinfo`), then the symbolic sizes passed as scalars.
     """
     placeholders = []
     for arg in args:
@@ -45,7 +45,7 @@ def call_extern(bb, fn, args, name: str, **kwargs) -> Call:
         placeholders.append(te.placeholder(sinfo.shape_values, sinfo.dtype, name=label))
     func = fn(*placeholders, **kwargs)
     scalars = [p for p in func.params if p not in func.buffer_map]
-    outputs = [func.buffer_map[p] for p in func.params[len(args) + len(scalars) :]]
+    outputs = [func.buffer_map[p] for p in func.params[len(args) :] if p in func.buffer_map]
     out_sinfo = [TensorStructInfo(tuple(_int64(d) for d in b.shape), b.dtype) for b in outputs]
     gvar = bb.add_func(func.without_attr("global_symbol"), name)
     return call_tir(gvar, Tuple(list(args)), out_sinfo, tir_vars=scalars or None)

@@ -1,11 +1,12 @@
 """InlinePermuteIntoConsumers: read a transposed tensor through its source instead of copying it.
 
 `lv = R.call_tir(cls.transpose, (w,))` followed by `R.call_tir(cls.f, (x, lv, ...))` makes a
-transposed copy of `w` on every call. When the producer only moves elements (its one block is
-`out[v...] = in[e(v)]`, shapes static) and `lv` feeds call_tir arguments only, each consumer
-gets a variant of its PrimFunc that reads `w[e(i)]` wherever it read `lv[i]`, and the copy
-disappears. A matmul against a transposed weight becomes a matmul that reads the weight rows
-contiguously. `graphc.compile` runs this after the pipeline; it changes no results.
+transposed copy of `w` on every call. When the producer is a transpose (its one block is
+`out[v...] = in[permuted v...]`, shapes static) and `lv` feeds call_tir arguments only, each
+consumer gets a variant of its PrimFunc that reads `w` at the permuted indices (and regions)
+wherever it read `lv`, and the copy disappears. A matmul against a transposed weight becomes
+a matmul that reads the weight rows contiguously. `graphc.compile` runs this after the
+pipeline; it changes no results.
 
 >>> from graphc import relax
 >>> relax.transform.InlinePermuteIntoConsumers().info.name
@@ -16,13 +17,12 @@ from __future__ import annotations
 
 from ...ir.module import GlobalVar
 from ...ir.transform import module_pass
-from ...tir.analysis.block_access import get_block_access_region
 from ...tir.buffer import decl_buffer
 from ...tir.expr import BufferLoad, IntImm
 from ...tir.expr import Var as TIRVar
 from ...tir.function import PrimFunc
-from ...tir.functor import StmtExprMutator, substitute
-from ...tir.stmt import BlockRealize, BufferStore, For
+from ...tir.functor import StmtExprMutator
+from ...tir.stmt import BlockRealize, BufferRegion, BufferStore, For
 from .. import expr as E
 from ..block_builder import BlockBuilder
 from ..expr_functor import ExprMutator, ExprVisitor
@@ -32,7 +32,7 @@ __all__ = ["InlinePermuteIntoConsumers"]
 
 
 def _copy_pattern(func: PrimFunc):
-    """(input buffer, block iter vars, source index exprs) if `func` only moves elements."""
+    """(input buffer, perm) if `func` is a transpose: `out[v...] = in[v[perm[0]], v[perm[1]], ...]`."""
     if len(func.params) != 2 or not all(p in func.buffer_map for p in func.params):
         return None
     src, dst = (func.buffer_map[p] for p in func.params)
@@ -61,20 +61,26 @@ def _copy_pattern(func: PrimFunc):
     if not all(isinstance(e, IntImm) for e in extents) or [e.value for e in extents] != [
             d.value for d in dst.shape]:
         return None
-    return src, ivars, tuple(store.value.indices)
+    src_index = list(store.value.indices)
+    if len(src_index) != len(ivars) or not all(any(e is v for v in ivars) for e in src_index):
+        return None
+    perm = [next(j for j, v in enumerate(ivars) if v is e) for e in src_index]
+    if sorted(perm) != list(range(len(ivars))):
+        return None
+    return src, perm
 
 
 class _Redirect(StmtExprMutator):
-    """Loads of `old` at I become loads of `new` at `index_of(I)`; touched blocks get new regions."""
+    """Accesses of the copy `old` at I become accesses of its source `new` at I permuted back."""
 
-    def __init__(self, old, new, index_of):
-        self.old, self.new, self.index_of = old, new, index_of
+    def __init__(self, old, new, perm):
+        self.old, self.new, self.perm = old, new, perm
         self.bad = False
 
     def visit_BufferLoad(self, op):
         op = super().visit_BufferLoad(op)
         if op.buffer is self.old:
-            return op.replace(buffer=self.new, indices=tuple(self.index_of(op.indices)))
+            return op.replace(buffer=self.new, indices=tuple(op.indices[j] for j in self.perm))
         return op
 
     def visit_BufferStore(self, op):
@@ -83,28 +89,23 @@ class _Redirect(StmtExprMutator):
         return super().visit_BufferStore(op)
 
     def visit_Block(self, op):
+        if any(m.source.buffer is self.old for m in op.match_buffers):
+            self.bad = True  # a view of the copy: leave it alone
         new = super().visit_Block(op)
-        if new is op or any(r.buffer is self.new for r in new.reads):
-            return new
-        # the source's region takes the copy's place among the reads (order kept)
-        regions = [r for r in get_block_access_region(new)[0] if r.buffer is self.new]
-        reads = []
-        for r in new.reads:
-            if r.buffer is self.old:
-                reads.extend(regions)
-                regions = []
-            else:
-                reads.append(r)
-        return new.replace(reads=tuple(reads))
+        reads = tuple(
+            BufferRegion(self.new, tuple(r.region[j] for j in self.perm)) if r.buffer is self.old else r
+            for r in new.reads
+        )
+        return new if all(a is b for a, b in zip(reads, new.reads)) else new.replace(reads=reads)
 
 
-def _with_source(func: PrimFunc, param_index: int, src_buf, name: str, ivars, src_index) -> PrimFunc | None:
+def _with_source(func: PrimFunc, param_index: int, src_buf, name: str, perm) -> PrimFunc | None:
     param = func.params[param_index]
     old = func.buffer_map[param]
     if not all(isinstance(d, IntImm) for d in old.shape):
         return None
     new = decl_buffer(src_buf.shape, src_buf.dtype, name)
-    mutator = _Redirect(old, new, lambda idx: [substitute(e, dict(zip(ivars, idx))) for e in src_index])
+    mutator = _Redirect(old, new, perm)
     body = mutator.visit_stmt(func.body)
     if mutator.bad:
         return None
@@ -229,11 +230,11 @@ class _Rewriter:
         for k, arg in enumerate(args):
             if arg not in sources:
                 continue
-            src, (src_buf, ivars, src_index) = sources[arg]
+            src, (src_buf, perm) = sources[arg]
             if _static_shape(src.struct_info) != tuple(int(d) for d in src_buf.shape):
                 continue
             name = src.name_hint if isinstance(src, E.Var) else func_param_name(target, k)
-            variant = _with_source(target, k, src_buf, name, ivars, src_index)
+            variant = _with_source(target, k, src_buf, name, perm)
             if variant is None:
                 continue
             target, args[k], changed = variant, src, True

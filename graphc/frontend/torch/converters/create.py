@@ -1,9 +1,10 @@
-"""Tensor creation: arange, full, zeros, ones, empty and their `_like` / `new_` forms."""
+"""Tensor creation: arange, full, zeros, ones, empty and their `_like` / `new_` forms, fill and
+copy; the rejection of operators whose output shape depends on the data."""
 
 from __future__ import annotations
 
-from .... import relax
-from .common import shape_values
+from .... import relax, tir
+from .common import cast, shape_values
 from .registry import converter
 
 op = relax.op
@@ -29,12 +30,21 @@ def _shape(args):
     "aten.ones_like.default",
     "aten.empty_like.default",
     "aten.scalar_tensor.default",
+    "aten.empty_strided.default",
+    "aten.empty_permuted.default",
+    "aten.fill.Scalar",
+    "aten.fill.Tensor",
+    "aten.fill_.Scalar",
+    "aten.fill_.Tensor",
 )
 def _full(importer, args):
-    args.ignore(*_UNUSED, "dtype", "size", "self", "stride")
+    # graphc tensors are contiguous: strides and physical layouts do not change the values
+    args.ignore(*_UNUSED, "dtype", "size", "self", "stride", "physical_layout")
     name = args.op
     if "fill_value" in args.values:
         value = args["fill_value"]
+    elif "value" in args.values:  # fill
+        value = args["value"]
     elif "ones" in name:
         value = 1
     elif "scalar_tensor" in name:
@@ -43,7 +53,7 @@ def _full(importer, args):
         value = 0  # zeros, and empty (any contents are allowed; zeros are deterministic)
     dtype = args.out_dtype
     if isinstance(value, relax.Expr):
-        return op.broadcast_to(relax.op.astype(value, dtype), _shape(args))
+        return op.broadcast_to(cast(value, dtype), _shape(args))
     return op.full(_shape(args), relax.const(value, dtype), dtype)
 
 
@@ -54,3 +64,44 @@ def _arange(importer, args):
     end = args["end"]
     step = args.get("step", 1)
     return op.arange(start, end, step, dtype=args.out_dtype)
+
+
+@converter("aten.copy.default", "aten.copy_.default")
+def _copy(importer, args):
+    """`self` overwritten by `src`, broadcast to `self`'s shape and cast to its dtype."""
+    args.ignore("non_blocking")  # a scheduling hint
+    x = args["self"]
+    src = cast(args["src"], args.out_dtype)
+    return op.broadcast_to(src, relax.ShapeExpr(list(x.struct_info.shape_values)))
+
+
+@converter(
+    "aten.nonzero.default",
+    "aten.masked_select.default",
+    "aten._local_scalar_dense.default",
+    "aten.item.default",
+)
+def _data_dependent(importer, args):
+    """Operators whose output shape or Python value depends on the tensor data."""
+    raise args.unsupported(
+        "self", "goes to an operator whose output shape (or Python value) depends on the data; graphc "
+        "compiles static shapes only (torch.where and masked_fill keep the shape)"
+    )
+
+
+_data_dependent.rejects = "the output shape (or Python value) depends on the data; refused with a clear error"
+
+
+@converter("aten._assert_scalar.default")
+def _assert_scalar(importer, args):
+    """A runtime check on sizes: checked here when the sizes are known, else refused."""
+    from ....tir.arith import Analyzer
+
+    condition = args["self"]
+    args.ignore("assert_msg")
+    if isinstance(condition, tir.PrimExpr):
+        condition = Analyzer().simplify(condition)
+        condition = condition.value if isinstance(condition, tir.IntImm) else condition
+    if isinstance(condition, bool | int) and condition:
+        return None
+    raise args.unsupported("self", f"(the check {args['assert_msg']!r}) cannot be proven at import time")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .... import relax
 from ....errors import FrontendError
-from .common import cast, operand, result_dtype
+from .common import cast, dtype_of, is_float, operand, result_dtype
 from .registry import converter
 
 op = relax.op
@@ -31,7 +31,6 @@ _UNARY = {
     "isnan": op.isnan,
     "isinf": op.isinf,
     "isfinite": op.isfinite,
-    "logical_not": op.logical_not,
     "bitwise_not": op.bitwise_not,
     "relu": op.nn.relu,
     "silu": op.nn.silu,
@@ -89,26 +88,51 @@ def _operands(args, first: str, second: str):
     return operand(args[first], dtype), operand(args[second], dtype), dtype
 
 
-def _binary(fn, logical: bool = False):
+def _binary(fn, bool_result: bool = False):
     def convert(importer, args):
         second = "other" if "other" in args.values else "exponent"
         first = "self" if "self" in args.values else "input"
-        a, b, _ = _operands(args, first, second)
+        a, b, dtype = _operands(args, first, second)
         if "alpha" in args.values:
             alpha = args["alpha"]
             if alpha != 1:
                 b = op.multiply(b, operand(alpha, b.struct_info.dtype))
+        if fn in (op.maximum, op.minimum) and is_float(dtype):
+            return _nan_propagating(importer, fn, a, b)
         out = importer.bb.normalize(fn(a, b))
-        return out if logical else cast(out, args.out_dtype)
+        return out if bool_result else cast(out, args.out_dtype)
 
     return convert
 
 
+def _nan_propagating(importer, fn, a, b):
+    """torch.maximum/minimum return NaN when either side is NaN (a + b is then NaN too)."""
+    a, b = importer.emit(a), importer.emit(b)
+    nan = importer.emit(op.logical_or(op.isnan(a), op.isnan(b)))
+    return op.where(nan, importer.emit(op.add(a, b)), importer.emit(fn(a, b)))
+
+
+def _logical(fn):
+    def convert(importer, args):
+        return fn(_as_bool(args["self"]), _as_bool(args["other"]))
+
+    return convert
+
+
+def _as_bool(x):
+    """Truthiness of a tensor: nonzero elements are True."""
+    if dtype_of(x) == "bool":
+        return x
+    return op.not_equal(x, relax.const(0, dtype_of(x)))
+
+
 for _name, _fn in _ARITH.items():
-    _logical = _name.startswith("logical")
-    converter(f"aten.{_name}", f"aten.{_name}_")(_binary(_fn, _logical))
+    if _name.startswith("logical"):
+        converter(f"aten.{_name}", f"aten.{_name}_")(_logical(_fn))
+    else:
+        converter(f"aten.{_name}", f"aten.{_name}_")(_binary(_fn))
 for _name, _fn in _COMPARE.items():
-    converter(f"aten.{_name}")(_binary(_fn, logical=True))
+    converter(f"aten.{_name}")(_binary(_fn, bool_result=True))
 
 
 @converter("aten.rsub.Scalar", "aten.rsub.Tensor")
@@ -149,9 +173,12 @@ def _div(importer, args):
 
 @converter("aten.pow.Tensor_Scalar", "aten.pow.Tensor_Tensor", "aten.pow.Scalar")
 def _pow(importer, args):
-    first = "self"
-    a, b, _ = _operands(args, first, "exponent")
-    return cast(importer.bb.normalize(op.power(a, b)), args.out_dtype)
+    a, b, dtype = _operands(args, "self", "exponent")
+    if is_float(dtype):
+        return op.power(a, b)
+    # integer powers: exact in float64 up to 2**53, then rounded back
+    wide = importer.emit(op.power(cast(a, "float64"), cast(b, "float64")))
+    return cast(importer.emit(op.round(wide)), dtype)
 
 
 @converter("aten.reciprocal.default")
@@ -199,11 +226,15 @@ def _clamp(importer, args):
         lo, hi = None, args["max"]
     else:
         lo, hi = args.get("min"), args.get("max")
+    x = importer.emit(x) if is_float(dtype) else x
+    out = x
     if lo is not None:
-        x = op.maximum(x, operand(lo, dtype))
+        out = op.maximum(out, operand(lo, dtype))
     if hi is not None:
-        x = op.minimum(x, operand(hi, dtype))
-    return x
+        out = op.minimum(out, operand(hi, dtype))
+    if not is_float(dtype):
+        return out
+    return op.where(op.isnan(x), x, importer.emit(out))  # NaN stays NaN, as in PyTorch
 
 
 @converter("aten.gelu.default")
@@ -233,6 +264,19 @@ def _softplus(importer, args):
     return op.nn.softplus(args["self"], float(args["beta"]), float(args["threshold"]))
 
 
-@converter("aten.logical_not.default")
+@converter("aten.logical_not.default", "aten.logical_not_.default")
 def _logical_not(importer, args):
-    return op.logical_not(cast(args["self"], "bool"))
+    return op.logical_not(_as_bool(args["self"]))
+
+
+@converter("aten.rrelu_with_noise_functional.default", "aten.rrelu.default")
+def _rrelu(importer, args):
+    """Randomized leaky ReLU in eval mode: the fixed slope (lower + upper) / 2."""
+    if args["training"]:
+        raise args.unsupported("training", "must be False (random slopes are training-only)")
+    args.ignore("generator")
+    slope = (float(args["lower"]) + float(args["upper"])) / 2
+    out = op.nn.leaky_relu(args["self"], slope)
+    if "noise" not in args.values:
+        return out
+    return relax.Tuple([importer.emit(out), args["noise"]])  # eval mode leaves the noise as it is

@@ -1,4 +1,5 @@
-"""Neural-network ATen operators: linear algebra, softmax, normalizations, embedding, dropout."""
+"""Neural-network ATen operators: softmax, normalizations, attention, embedding (and bags of
+embeddings), dropout."""
 
 from __future__ import annotations
 
@@ -8,37 +9,6 @@ from .common import cast, dtype_of, ndim_of
 from .registry import converter
 
 op = relax.op
-
-
-@converter("aten.linear.default")
-def _linear(importer, args):
-    x, weight, bias = args["input"], args["weight"], args["bias"]
-    dtype = args.out_dtype
-    y = op.matmul(x, importer.emit(op.permute_dims(weight, None)), out_dtype=dtype)
-    if bias is None:
-        return y
-    return op.add(importer.emit(y), bias)
-
-
-@converter("aten.addmm.default")
-def _addmm(importer, args):
-    bias, a, b = args["self"], args["mat1"], args["mat2"]
-    beta, alpha = args["beta"], args["alpha"]
-    dtype = args.out_dtype
-    y = importer.emit(op.matmul(a, b, out_dtype=dtype))
-    if alpha != 1:
-        y = importer.emit(op.multiply(y, relax.const(alpha, dtype)))
-    if beta == 0:
-        return y
-    if beta != 1:
-        bias = importer.emit(op.multiply(bias, relax.const(beta, dtype)))
-    return op.add(y, bias)
-
-
-@converter("aten.mm.default", "aten.bmm.default", "aten.matmul.default")
-def _matmul(importer, args):
-    other = "mat2" if "mat2" in args.values else "other"
-    return op.matmul(args["self"], args[other], out_dtype=args.out_dtype)
 
 
 @converter("aten.softmax.int", "aten._softmax.default", "aten.log_softmax.int", "aten._log_softmax.default")
@@ -257,3 +227,92 @@ def _sdpa(importer, args):
     if "flash" in args.op:
         return relax.Tuple([importer.emit(result)])
     return result
+
+
+@converter("aten.native_dropout.default")
+def _native_dropout(importer, args):
+    """Dropout in inference (train=False, or p=0): the input and an all-True mask."""
+    x = args["input"]
+    if args["train"] and float(args["p"]) != 0.0:
+        raise args.unsupported("train", "must be False (random dropout at p > 0 is training-only)")
+    args.ignore("p")
+    mask = op.ones(relax.ShapeExpr(list(x.struct_info.shape_values)), "bool")
+    return relax.Tuple([x, importer.emit(mask)])
+
+
+@converter("aten._native_batch_norm_legit.no_stats", "aten._native_batch_norm_legit.default")
+def _batch_norm_batch_stats(importer, args):
+    """Batch norm with the statistics of the batch itself: (out, mean, 1/sqrt(var + eps))."""
+    x = args["input"]
+    if "running_mean" in args.values:
+        if not args["training"]:
+            args.ignore("momentum")  # only moves running statistics, which eval mode does not
+            out = _batch_norm(importer, args, x, args["weight"], args["bias"], args["running_mean"],
+                              args["running_var"], args["eps"])
+            return _with_unused_stats(importer, args, out)
+        raise args.unsupported("training", "must be False: training updates the running statistics")
+    args.ignore("training", "momentum")  # with no running statistics both modes use the batch's
+    axes = [0] + list(range(2, ndim_of(x)))
+    dtype = dtype_of(x)
+    mean = importer.emit(op.mean(x, axes, True))
+    var = importer.emit(op.variance(x, axes, True))
+    rstd = importer.emit(op.rsqrt(op.add(var, relax.const(float(args["eps"]), dtype))))
+    out = importer.emit(op.multiply(op.subtract(x, mean), rstd))
+    channels = [x.struct_info.shape_values[1]] + [1] * (ndim_of(x) - 2)
+    if args["weight"] is not None:
+        out = importer.emit(op.multiply(out, op.reshape(args["weight"], relax.ShapeExpr(channels))))
+    if args["bias"] is not None:
+        out = importer.emit(op.add(out, op.reshape(args["bias"], relax.ShapeExpr(channels))))
+    flat = relax.ShapeExpr(channels[:1])
+    return relax.Tuple([out, importer.emit(op.reshape(mean, flat)), importer.emit(op.reshape(rstd, flat))])
+
+
+_BAG_MODES = {0: "sum", 1: "mean", 2: "max"}
+
+
+@converter("aten._embedding_bag.default", "aten._embedding_bag_forward_only.default")
+def _embedding_bag(importer, args):
+    """Sums, means or maxima of bags of embedding rows; bag b holds indices[offsets[b]:offsets[b+1]].
+
+    Each index finds its bag by counting the offsets at or before its position; a (bags, N)
+    membership matrix then reduces the looked-up rows. Only the first result may be used.
+    """
+    weight, indices, offsets = args["weight"], args["indices"], args["offsets"]
+    args.ignore("scale_grad_by_freq", "sparse")  # gradient-only options
+    mode = _BAG_MODES.get(args["mode"])
+    if mode is None:
+        raise args.unsupported("mode", "must be 0 (sum), 1 (mean) or 2 (max)")
+    if ndim_of(indices) != 1:
+        raise args.unsupported("indices", "must be 1-d (with offsets)")
+    dtype = dtype_of(weight)
+    bags = offsets.struct_info.shape_values[0]
+    if args["include_last_offset"]:
+        bags = bags - 1
+        offsets = importer.emit(op.strided_slice(offsets, [0], [0], [bags]))
+    count = indices.struct_info.shape_values[0]
+    positions = importer.emit(op.arange(relax.PrimValue(0), relax.PrimValue(count), 1, "int64"))
+    started = op.less_equal(op.expand_dims(cast(offsets, "int64"), 1), positions)  # (bags, N)
+    bag_of = importer.emit(op.sum(importer.emit(op.astype(started, "int64")), [0], False))
+    bag_ids = importer.emit(op.arange(relax.PrimValue(1), relax.PrimValue(bags + 1), 1, "int64"))
+    member = importer.emit(op.equal(op.expand_dims(bag_ids, 1), bag_of))  # (bags, N)
+    padding = args["padding_idx"]
+    if padding is not None and padding >= 0:
+        kept = op.not_equal(indices, relax.const(padding, dtype_of(indices)))
+        member = importer.emit(op.logical_and(member, kept))
+    rows = importer.emit(op.take(weight, indices, axis=0))  # (N, D)
+    scale = args["per_sample_weights"]
+    if scale is not None:
+        if mode != "sum":
+            raise args.unsupported("per_sample_weights", "only go with mode 0 (sum)")
+        rows = importer.emit(op.multiply(rows, op.expand_dims(scale, 1)))
+    sizes = importer.emit(op.sum(importer.emit(op.astype(member, dtype)), [1], True))  # (bags, 1)
+    if mode == "max":
+        lowest = relax.const(-float("inf"), dtype)
+        picked = importer.emit(op.where(op.expand_dims(member, 2), op.expand_dims(rows, 0), lowest))
+        out = importer.emit(op.max(picked, [1], False))
+        out = op.where(op.equal(sizes, relax.const(0, dtype)), relax.const(0, dtype), out)  # empty bags: 0
+    else:
+        out = importer.emit(op.matmul(importer.emit(op.astype(member, dtype)), rows))
+        if mode == "mean":
+            out = op.divide(out, importer.emit(op.maximum(sizes, relax.const(1, dtype))))
+    return _with_unused_stats(importer, args, importer.emit(out))

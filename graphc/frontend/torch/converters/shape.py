@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .... import relax, tir
 from ....errors import FrontendError
-from .common import cast, ndim_of, shape_of, shape_values
+from .common import cast, ndim_of, scalar_tensor, shape_of, shape_values
 from .registry import converter
 
 op = relax.op
@@ -207,34 +207,15 @@ def _select(importer, args):
     x = args["self"]
     dim = args["dim"] % ndim_of(x)
     index = args["index"]
-    taken = op.take(
-        x,
-        relax.const(index, "int64")
-        if isinstance(index, int)
-        else relax.op.full((), relax.PrimValue(index), "int64"),
-        axis=dim,
-    )
-    return taken
+    if isinstance(index, int) and index < 0:
+        index = shape_of(x)[dim] + index  # counted from the end (symbolic sizes included)
+    return op.take(x, scalar_tensor(index, "int64"), axis=dim)
 
 
 @converter("aten.index_select.default")
 def _index_select(importer, args):
     x = args["self"]
     return op.take(x, args["index"], axis=args["dim"] % ndim_of(x))
-
-
-@converter("aten.index.Tensor")
-def _index(importer, args):
-    x = args["self"]
-    indices = args["indices"]
-    used = [(axis, idx) for axis, idx in enumerate(indices) if idx is not None]
-    if len(used) == 1 and used[0][1].struct_info.dtype != "bool":
-        axis, idx = used[0]
-        return op.take(x, idx, axis=axis)
-    raise FrontendError(
-        f"{args.op} (node {args.node.name!r}): indexing with {len(used)} index tensors "
-        "(advanced indexing beyond one integer index tensor) is not supported yet"
-    )
 
 
 @converter("aten.repeat.default")

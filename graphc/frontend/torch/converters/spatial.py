@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from .... import relax
+from .... import relax, tir
 from ....errors import FrontendError
-from .common import ndim_of, shape_of
+from .common import dtype_of, ndim_of, shape_of
 from .registry import converter
 
 op = relax.op
@@ -149,17 +149,27 @@ def _avg_pool(importer, args):
     x = args["self"]
     spatial = ndim_of(x) - 2
     kernel, stride, padding = _pool_args(args, spatial)
-    if args.get("divisor_override") is not None:
-        raise args.unsupported("divisor_override")
-    return _AVG_POOL[spatial](
+    divisor = args.get("divisor_override")
+    include_pad = bool(args["count_include_pad"])
+    if divisor is not None:
+        if bool(args["ceil_mode"]):
+            raise args.unsupported("divisor_override", "is not supported together with ceil_mode")
+        include_pad = True  # every window then holds the full kernel: mean * kernel = the window sum
+    out = _AVG_POOL[spatial](
         x,
         kernel,
         stride,
         padding,
         [1] * spatial,
         ceil_mode=bool(args["ceil_mode"]),
-        count_include_pad=bool(args["count_include_pad"]),
+        count_include_pad=include_pad,
     )
+    if divisor is None:
+        return out
+    volume = 1
+    for k in kernel:
+        volume *= k
+    return op.multiply(importer.emit(out), relax.const(volume / int(divisor), dtype_of(x)))
 
 
 @converter(
@@ -256,3 +266,45 @@ def _upsample(importer, args):
         rounding_method=rounding,
         cubic_alpha=-0.75,
     )
+
+
+_GRID_MODES = {0: "bilinear", 1: "nearest", 2: "bicubic"}
+_GRID_PADDING = {0: "zeros", 1: "border", 2: "reflection"}
+
+
+@converter("aten.grid_sampler_2d.default", "aten.grid_sampler.default")
+def _grid_sampler(importer, args):
+    x, grid = args["input"], args["grid"]
+    if ndim_of(x) != 4:
+        raise args.unsupported("input", "must be 4-d (N, C, H, W)")
+    method = _GRID_MODES.get(args["interpolation_mode"])
+    padding = _GRID_PADDING.get(args["padding_mode"])
+    if method is None:
+        raise args.unsupported("interpolation_mode", "must be 0 (bilinear), 1 (nearest) or 2 (bicubic)")
+    if padding is None:
+        raise args.unsupported("padding_mode", "must be 0 (zeros), 1 (border) or 2 (reflection)")
+    grid = importer.emit(op.permute_dims(grid, [0, 3, 1, 2]))  # (N, H, W, 2) -> graphc's (N, 2, H, W)
+    return op.image.grid_sample(
+        x, grid, method=method, layout="NCHW", padding_mode=padding, align_corners=bool(args["align_corners"])
+    )
+
+
+@converter(
+    "aten.adaptive_max_pool1d.default", "aten.adaptive_max_pool2d.default", "aten.adaptive_max_pool3d.default"
+)
+def _adaptive_max_pool(importer, args):
+    """Adaptive max pooling where the windows tile the input: a max pool with stride = kernel."""
+    x = args["self"]
+    spatial = ndim_of(x) - 2
+    out_size = _tuple(args["output_size"], spatial)
+    in_size = [d.value if isinstance(d, tir.IntImm) else None for d in shape_of(x)[2:]]
+    if any(i is None or o <= 0 or i % o for i, o in zip(in_size, out_size)):
+        raise args.unsupported(
+            "output_size", f"must divide the static input size {in_size} (uneven adaptive windows)"
+        )
+    for user in args.node.users:
+        if user.args[1] != 0:
+            raise FrontendError(f"{args.op}: the indices output of max pooling is not supported")
+    kernel = [i // o for i, o in zip(in_size, out_size)]
+    out = _MAX_POOL[spatial](x, kernel, kernel, [0] * spatial, [1] * spatial)
+    return relax.Tuple([importer.emit(out)])
