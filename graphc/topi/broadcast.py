@@ -96,7 +96,15 @@ subtract = _binary(lambda a, b: a - b, "subtract", "`lhs - rhs`")
 multiply = _binary(lambda a, b: a * b, "multiply", "`lhs * rhs`")
 divide = _binary(lambda a, b: a / b, "divide", "`lhs / rhs` (truncating on integers, as TVM)")
 floor_divide = _binary(_floor_divide, "floor_divide", "`floor(lhs / rhs)`")
-power = _binary(_op.pow, "power", "`lhs ** rhs`")
+def _power(a, b):
+    if a.dtype.startswith(("float", "bfloat")):
+        return _op.pow(a, b)
+    # integers: exact through float64 (every int32 result; int64 up to 2**53), rounded back
+    exact = _op.pow(_e.cast(a, "float64"), _e.cast(b, "float64"))
+    return _e.cast(_op.round(exact), a.dtype)
+
+
+power = _binary(_power, "power", "`lhs ** rhs` (integers stay integers)")
 maximum = _binary(_op.max, "maximum", "The larger of `lhs` and `rhs`")
 minimum = _binary(_op.min, "minimum", "The smaller of `lhs` and `rhs`")
 mod = _binary(_trunc_mod, "mod", "The remainder of truncating division (C's fmod)")

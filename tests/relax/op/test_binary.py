@@ -104,7 +104,7 @@ def test_arith_numerics(legalize_run, name, x1, x2, runs):
     np.testing.assert_allclose(out, ARITH[name](a, b), rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("name", ["add", "multiply", "floor_divide", "floor_mod", "mod", "maximum"])
+@pytest.mark.parametrize("name", ["add", "multiply", "floor_divide", "floor_mod", "mod", "maximum", "power"])
 def test_integer_arith_numerics(legalize_run, name):
     a, b = _operands((5, 4), (4,), "int32")
     b[b == 0] = 1
