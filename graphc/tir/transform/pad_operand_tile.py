@@ -52,7 +52,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...errors import GraphcError, ScheduleError
 from ...ir.dtype import DataType
 from ...ir.module import IRModule
 from ..expr import IntImm, Var
@@ -70,13 +69,13 @@ from .promote_accumulator import (
     unique_realizes,
     used_vars,
 )  # fmt: skip
+from .schedule_rewrite import check_options, configured_options, rewrite_each
 
 CONFIG_KEY = "tir.PadConflictingOperandTile"
 DEFAULT_MAX_BYTES = 256 * 1024
 L1_WAY_BYTES = 4096  # addresses this far apart share an L1 set (the cache size over its ways)
 L1_WAYS = 8  # the fewest ways of the L1 data caches this aims at
 LINE_BYTES = 64
-_OPTIONS = ("enabled", "max_bytes")
 
 
 @dataclass(frozen=True)
@@ -168,16 +167,7 @@ def _stage(func: PrimFunc, staging: Staging) -> PrimFunc:
 
 def pad_conflicting_operand_tiles(func: PrimFunc, max_bytes: int = DEFAULT_MAX_BYTES) -> PrimFunc:
     """`func` with every qualifying operand tile staged in a padded copy (module docstring)."""
-    declined: set = set()
-    while True:
-        todo = [s for s in find_stagings(func, max_bytes) if (s.block, s.buffer) not in declined]
-        if not todo:
-            return func
-        try:
-            func = _stage(func, todo[0])
-        except ScheduleError:
-            pass  # the primitives refused: this read stays as it was
-        declined.add((todo[0].block, todo[0].buffer))
+    return rewrite_each(func, lambda f: find_stagings(f, max_bytes), lambda s: (s.block, s.buffer), _stage)
 
 
 @prim_func_pass(opt_level=1, name="PadConflictingOperandTile")
@@ -186,24 +176,14 @@ class PadConflictingOperandTile:
     override `config["tir.PadConflictingOperandTile"]` (`enabled`, `max_bytes`)."""
 
     def __init__(self, **options):
-        _check_options(options)
+        check_options("PadConflictingOperandTile", options)
         self.options = options
 
     def transform_function(self, func: PrimFunc, mod, ctx) -> PrimFunc:
-        options = dict(ctx.config.get(CONFIG_KEY, {}))
-        _check_options(options)
-        options.update(self.options)
+        options = configured_options("PadConflictingOperandTile", CONFIG_KEY, ctx, self.options)
         if not options.get("enabled", True):
             return func
         return pad_conflicting_operand_tiles(func, int(options.get("max_bytes", DEFAULT_MAX_BYTES)))
-
-
-def _check_options(options: dict) -> None:
-    unknown = sorted(set(options) - set(_OPTIONS))
-    if unknown:
-        raise GraphcError(
-            f"PadConflictingOperandTile options are {', '.join(_OPTIONS)}; got unknown {', '.join(unknown)}"
-        )
 
 
 __all__ = [

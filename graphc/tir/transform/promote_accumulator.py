@@ -50,7 +50,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...errors import GraphcError, ScheduleError
 from ...ir.dtype import DataType
 from ...ir.module import IRModule
 from ..analysis.block_access import affine_difference, relax
@@ -61,10 +60,10 @@ from ..schedule.blocks import access
 from ..schedule.state import find_block_path, loops_above, walk
 from ..stmt import AttrStmt, BlockRealize, For, ForKind, IterType
 from .function_pass import prim_func_pass
+from .schedule_rewrite import check_options, configured_options, rewrite_each
 
 CONFIG_KEY = "tir.PromoteReductionAccumulator"
 DEFAULT_MAX_BYTES = 16 * 1024
-_OPTIONS = ("enabled", "max_bytes")
 _CPU_TARGET_KINDS = ("llvm", "c")
 
 
@@ -228,16 +227,7 @@ def _promote(func: PrimFunc, promotion: Promotion) -> PrimFunc:
 
 def promote_reduction_accumulators(func: PrimFunc, max_bytes: int = DEFAULT_MAX_BYTES) -> PrimFunc:
     """`func` with every qualifying reduction accumulating in a local tile (module docstring)."""
-    declined: set = set()
-    while True:
-        todo = [p for p in find_promotions(func, max_bytes) if p.block not in declined]
-        if not todo:
-            return func
-        try:
-            func = _promote(func, todo[0])
-        except ScheduleError:
-            pass  # the primitives refused: this block stays as it was
-        declined.add(todo[0].block)  # promoted blocks write "local" and are not found again
+    return rewrite_each(func, lambda f: find_promotions(f, max_bytes), lambda p: p.block, _promote)
 
 
 @prim_func_pass(opt_level=1, name="PromoteReductionAccumulator")
@@ -246,24 +236,14 @@ class PromoteReductionAccumulator:
     override `config["tir.PromoteReductionAccumulator"]` (`enabled`, `max_bytes`)."""
 
     def __init__(self, **options):
-        _check_options(options)
+        check_options("PromoteReductionAccumulator", options)
         self.options = options
 
     def transform_function(self, func: PrimFunc, mod, ctx) -> PrimFunc:
-        options = dict(ctx.config.get(CONFIG_KEY, {}))
-        _check_options(options)
-        options.update(self.options)
+        options = configured_options("PromoteReductionAccumulator", CONFIG_KEY, ctx, self.options)
         if not options.get("enabled", True):
             return func
         return promote_reduction_accumulators(func, int(options.get("max_bytes", DEFAULT_MAX_BYTES)))
-
-
-def _check_options(options: dict) -> None:
-    unknown = sorted(set(options) - set(_OPTIONS))
-    if unknown:
-        raise GraphcError(
-            f"PromoteReductionAccumulator options are {', '.join(_OPTIONS)}; got unknown {', '.join(unknown)}"
-        )
 
 
 __all__ = [
