@@ -16,3 +16,10 @@ def test_quickstart_runs_and_agrees_with_pytorch(monkeypatch, capsys):
         assert heading in out
     assert "fused_matmul_add_relu" in out
     assert "latency at batch 1" in out
+
+
+def test_tensor_programs_example_runs(monkeypatch, capsys):
+    monkeypatch.setattr(sys, "argv", ["tensor_programs.py"])
+    runpy.run_path(str(EXAMPLES / "tensor_programs.py"), run_name="__main__")
+    out = capsys.readouterr().out
+    assert "scheduled matmul" in out and "faster than unscheduled" in out
