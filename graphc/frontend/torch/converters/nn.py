@@ -33,30 +33,32 @@ def _ones_or(value, like_shape, dtype):
     return relax.op.ones(relax.ShapeExpr(like_shape), dtype)
 
 
+def _affine(x, weight, bias, shape):
+    """(scale, shift) of a normalization: PyTorch's None means ones and zeros of `shape`."""
+    dtype = dtype_of(x)
+    shift = relax.op.zeros(relax.ShapeExpr(shape), dtype) if bias is None else bias
+    return _ones_or(weight, shape, dtype), shift
+
+
+def _channels(x) -> list:
+    return [x.struct_info.shape_values[1]]
+
+
+def _layer_norm_of(args):
+    x, shape = args["input"], args["normalized_shape"]
+    gamma, beta = _affine(x, args["weight"], args["bias"], shape)
+    return op.nn.layer_norm(x, gamma, beta, axes=_normalized_axes(x, shape), epsilon=float(args["eps"]))
+
+
 @converter("aten.layer_norm.default")
 def _layer_norm(importer, args):
-    x = args["input"]
-    shape = args["normalized_shape"]
     args.ignore("cudnn_enable")
-    axes = _normalized_axes(x, shape)
-    dtype = dtype_of(x)
-    gamma = _ones_or(args["weight"], shape, dtype)
-    beta = args["bias"]
-    beta = relax.op.zeros(relax.ShapeExpr(shape), dtype) if beta is None else beta
-    return op.nn.layer_norm(x, gamma, beta, axes=axes, epsilon=float(args["eps"]))
+    return _layer_norm_of(args)
 
 
 @converter("aten.native_layer_norm.default")
 def _native_layer_norm(importer, args):
-    x = args["input"]
-    shape = args["normalized_shape"]
-    axes = _normalized_axes(x, shape)
-    dtype = dtype_of(x)
-    gamma = _ones_or(args["weight"], shape, dtype)
-    beta = args["bias"]
-    beta = relax.op.zeros(relax.ShapeExpr(shape), dtype) if beta is None else beta
-    out = importer.emit(op.nn.layer_norm(x, gamma, beta, axes=axes, epsilon=float(args["eps"])))
-    return _with_unused_stats(importer, args, out)
+    return _with_unused_stats(importer, args, importer.emit(_layer_norm_of(args)))
 
 
 def _with_unused_stats(importer, args, out):
@@ -84,10 +86,7 @@ def _rms_norm(importer, args):
 
 
 def _batch_norm(importer, args, x, weight, bias, mean, var, eps):
-    channels = [x.struct_info.shape_values[1]]
-    dtype = dtype_of(x)
-    weight = _ones_or(weight, channels, dtype)
-    bias = relax.op.zeros(relax.ShapeExpr(channels), dtype) if bias is None else bias
+    weight, bias = _affine(x, weight, bias, _channels(x))
     if mean is None or var is None:
         raise FrontendError(
             f"{args.op} (node {args.node.name!r}): batch norm without running statistics "
@@ -146,47 +145,23 @@ def _dropout(importer, args):
     return args["input"]
 
 
+def _group_norm_of(args, groups: int):
+    x = args["input"]
+    gamma, beta = _affine(x, args["weight"], args["bias"], _channels(x))
+    return op.nn.group_norm(x, gamma, beta, num_groups=groups, channel_axis=1,
+                            axes=list(range(2, ndim_of(x))), epsilon=float(args["eps"]))
+
+
 @converter("aten.group_norm.default")
 def _group_norm(importer, args):
-    x = args["input"]
     args.ignore("cudnn_enabled")
-    channels = [x.struct_info.shape_values[1]]
-    dtype = dtype_of(x)
-    gamma = _ones_or(args["weight"], channels, dtype)
-    beta = args["bias"]
-    beta = relax.op.zeros(relax.ShapeExpr(channels), dtype) if beta is None else beta
-    return op.nn.group_norm(
-        x,
-        gamma,
-        beta,
-        num_groups=int(args["num_groups"]),
-        channel_axis=1,
-        axes=list(range(2, ndim_of(x))),
-        epsilon=float(args["eps"]),
-    )
+    return _group_norm_of(args, int(args["num_groups"]))
 
 
 @converter("aten.native_group_norm.default")
 def _native_group_norm(importer, args):
-    x = args["input"]
     args.ignore("N", "C", "HxW")  # the input's shape
-    channels = [x.struct_info.shape_values[1]]
-    dtype = dtype_of(x)
-    gamma = _ones_or(args["weight"], channels, dtype)
-    beta = args["bias"]
-    beta = relax.op.zeros(relax.ShapeExpr(channels), dtype) if beta is None else beta
-    out = importer.emit(
-        op.nn.group_norm(
-            x,
-            gamma,
-            beta,
-            num_groups=int(args["group"]),
-            channel_axis=1,
-            axes=list(range(2, ndim_of(x))),
-            epsilon=float(args["eps"]),
-        )
-    )
-    return _with_unused_stats(importer, args, out)
+    return _with_unused_stats(importer, args, importer.emit(_group_norm_of(args, int(args["group"]))))
 
 
 @converter("aten.instance_norm.default")
@@ -195,11 +170,7 @@ def _instance_norm(importer, args):
     if not args["use_input_stats"]:
         raise args.unsupported("use_input_stats", "must be True (running statistics are not supported)")
     args.ignore("running_mean", "running_var", "momentum", "cudnn_enabled")  # unused with input stats
-    channels = [x.struct_info.shape_values[1]]
-    dtype = dtype_of(x)
-    gamma = _ones_or(args["weight"], channels, dtype)
-    beta = args["bias"]
-    beta = relax.op.zeros(relax.ShapeExpr(channels), dtype) if beta is None else beta
+    gamma, beta = _affine(x, args["weight"], args["bias"], _channels(x))
     return op.nn.instance_norm(
         x, gamma, beta, channel_axis=1, axes=list(range(2, ndim_of(x))), epsilon=float(args["eps"])
     )
