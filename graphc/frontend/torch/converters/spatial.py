@@ -30,9 +30,11 @@ def _add_bias(importer, out, bias, spatial: int):
     return op.add(importer.emit(out), shaped)
 
 
-def _convolution(
-    importer, args, x, weight, bias, stride, padding, dilation, transposed, output_padding, groups
-):
+def _convolution(importer, args, transposed: bool, output_padding):
+    """Every convolution overload: the schema names of input, weight, bias, stride, padding,
+    dilation and groups are the same; `transposed` and `output_padding` vary."""
+    x, weight, bias = args["input"], args["weight"], args["bias"]
+    stride, padding, dilation, groups = args["stride"], args["padding"], args["dilation"], args["groups"]
     spatial = ndim_of(x) - 2
     if isinstance(padding, str):
         raise args.unsupported(
@@ -61,53 +63,17 @@ def _convolution(
 
 @converter("aten.convolution.default")
 def _convolution_op(importer, args):
-    return _convolution(
-        importer,
-        args,
-        args["input"],
-        args["weight"],
-        args["bias"],
-        args["stride"],
-        args["padding"],
-        args["dilation"],
-        args["transposed"],
-        args["output_padding"],
-        args["groups"],
-    )
+    return _convolution(importer, args, args["transposed"], args["output_padding"])
 
 
 @converter("aten.conv1d.default", "aten.conv2d.default", "aten.conv3d.default")
 def _conv(importer, args):
-    return _convolution(
-        importer,
-        args,
-        args["input"],
-        args["weight"],
-        args["bias"],
-        args["stride"],
-        args["padding"],
-        args["dilation"],
-        False,
-        0,
-        args["groups"],
-    )
+    return _convolution(importer, args, False, 0)
 
 
 @converter("aten.conv_transpose1d.default", "aten.conv_transpose2d.input")
 def _conv_transpose(importer, args):
-    return _convolution(
-        importer,
-        args,
-        args["input"],
-        args["weight"],
-        args["bias"],
-        args["stride"],
-        args["padding"],
-        args["dilation"],
-        True,
-        args["output_padding"],
-        args["groups"],
-    )
+    return _convolution(importer, args, True, args["output_padding"])
 
 
 def _pool_args(args, spatial):
