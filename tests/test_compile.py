@@ -1,36 +1,18 @@
 """graphc.compile end to end: the IRModule tutorial's MLP, compiled and run by the VM."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import graphc
 from graphc import relax
-from graphc.script import ir as I
-from graphc.script import relax as R
+from graphc.script import from_source
 
-
-@I.ir_module
-class TutorialMLP:
-    @R.function
-    def main(
-        x: R.Tensor((1, 784), dtype="float32"),
-        fc1_weight: R.Tensor((256, 784), dtype="float32"),
-        fc1_bias: R.Tensor((256,), dtype="float32"),
-        fc2_weight: R.Tensor((10, 256), dtype="float32"),
-        fc2_bias: R.Tensor((10,), dtype="float32"),
-    ) -> R.Tensor((1, 10), dtype="float32"):
-        R.func_attr({"num_input": 1})
-        with R.dataflow():
-            permute_dims = R.permute_dims(fc1_weight, axes=None)
-            matmul = R.matmul(x, permute_dims, out_dtype="void")
-            add = R.add(matmul, fc1_bias)
-            relu = R.nn.relu(add)
-            permute_dims1 = R.permute_dims(fc2_weight, axes=None)
-            matmul1 = R.matmul(relu, permute_dims1, out_dtype="void")
-            add1 = R.add(matmul1, fc2_bias)
-            gv = add1
-            R.output(gv)
-        return gv
+# the tutorial's script-defined MLP ("Create via TVMScript"), as the tutorial prints it
+TutorialMLP = from_source(
+    (Path(__file__).parent / "data" / "ir_module_tutorial" / "from_script.txt").read_text()
+)
 
 
 def mlp_params(seed=0):
