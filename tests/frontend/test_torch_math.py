@@ -1,5 +1,5 @@
 """Elementwise math conversions (graphc/frontend/torch/converters/math.py and the NaN, logical
-and integer-power rules of elementwise.py) against PyTorch."""
+and integer powers) against PyTorch."""
 
 import math
 

@@ -171,16 +171,6 @@ def _div(importer, args):
     raise args.unsupported("rounding_mode", "must be None, 'floor' or 'trunc'")
 
 
-@converter("aten.pow.Tensor_Scalar", "aten.pow.Tensor_Tensor", "aten.pow.Scalar")
-def _pow(importer, args):
-    a, b, dtype = _operands(args, "self", "exponent")
-    if is_float(dtype):
-        return op.power(a, b)
-    # integer powers: exact in float64 up to 2**53, then rounded back
-    wide = importer.emit(op.power(cast(a, "float64"), cast(b, "float64")))
-    return cast(importer.emit(op.round(wide)), dtype)
-
-
 @converter("aten.reciprocal.default")
 def _reciprocal(importer, args):
     x = cast(args["self"], args.out_dtype)
