@@ -1,5 +1,5 @@
-"""Elementwise math conversions (graphc/frontend/torch/converters/math.py and the NaN, logical
-and integer powers) against PyTorch."""
+"""Elementwise math conversions (graphc/frontend/torch/converters/math.py, NaN propagation,
+logical ops, integer powers) against PyTorch."""
 
 import math
 
