@@ -12,7 +12,7 @@ array([0, 1, 4, 9], dtype=int32)
 
 from __future__ import annotations
 
-from .errors import TargetError
+from . import dlight
 from .ir.module import IRModule
 
 _DEFAULT_NAME = "main"
@@ -40,14 +40,8 @@ def _to_module(inp, args=None, name: str | None = None) -> IRModule:
     )
 
 
-def lower(inp, args=None, name: str = _DEFAULT_NAME, binds=None, simple_mode: bool = False) -> IRModule:
-    """Run the TensorIR lowering pipeline (blocks -> loops, N-D -> flat buffers).
-
-    `inp` is an IRModule, a PrimFunc, a tir.Schedule, a list of te tensors, or a TE schedule
-    with its argument tensors in `args` (TVM's `lower(s, [A, B, C])`).
-    """
-    from .tir.transform.pipeline import lower_pipeline
-
+def _input_module(inp, args=None, name: str = _DEFAULT_NAME) -> IRModule:
+    """The unlowered IRModule `lower`/`build` were given (a TE schedule made into PrimFuncs)."""
     if _is_te_schedule(inp):
         if args is None:
             raise TypeError("lowering a TE schedule needs its argument tensors: graphc.lower(s, [A, B, C])")
@@ -58,14 +52,24 @@ def lower(inp, args=None, name: str = _DEFAULT_NAME, binds=None, simple_mode: bo
         if args is not None and not _is_ir(inp) and not isinstance(inp, list | tuple):
             inp = list(args)
         mod = _to_module(inp, args, name if name != _DEFAULT_NAME else None)
-    return lower_pipeline()(mod)
+    return mod
+
+
+def lower(inp, args=None, name: str = _DEFAULT_NAME, binds=None, simple_mode: bool = False) -> IRModule:
+    """Run the TensorIR lowering pipeline (blocks -> loops, N-D -> flat buffers).
+
+    `inp` is an IRModule, a PrimFunc, a tir.Schedule, a list of te tensors, or a TE schedule
+    with its argument tensors in `args` (TVM's `lower(s, [A, B, C])`).
+    """
+    from .tir.transform.pipeline import lower_pipeline
+
+    return lower_pipeline()(_input_module(inp, args, name))
 
 
 def _is_te_schedule(inp) -> bool:
-    from .te import schedule as te_schedule
+    from .te.schedule import Schedule
 
-    schedule_cls = getattr(te_schedule, "Schedule", None)
-    return schedule_cls is not None and isinstance(inp, schedule_cls)
+    return isinstance(inp, Schedule)
 
 
 def _is_ir(inp) -> bool:
@@ -74,44 +78,21 @@ def _is_ir(inp) -> bool:
     return isinstance(inp, IRModule | PrimFunc)
 
 
-def _resolve_target(target):
-    from .target import Target
-
-    if target is None:
-        return Target.current() or Target("llvm")
-    return target if isinstance(target, Target) else Target(target)
-
-
 def build(inp, args=None, target=None, name: str = _DEFAULT_NAME, target_host=None):
     """Compile `inp` (IRModule, PrimFunc, Schedule or te tensors) for `target` (default "llvm").
 
     Both TVM spellings work: `build(mod, target="llvm")`, `build(mod, "llvm")` and
     `build(schedule, [A, B], "llvm", name="f")`. Returns a `graphc.runtime.Module`; each
-    function is named after its "global_symbol" attribute or its GlobalVar name.
+    function is named after its "global_symbol" attribute or its GlobalVar name. The
+    target's back end comes from the build table (`graphc.target.register_backend`).
     """
-    if target is None and _looks_like_target(args):
-        args, target = None, args
-    target = _resolve_target(target)
-    if target.kind in ("cuda", "nvptx"):
-        raise TargetError(
-            f"CUDA code generation is not available yet; target {str(target)!r} cannot be built. "
-            "Build for target='llvm' to run on the CPU."
-        )
-    if target.kind == "opencl":
-        raise TargetError(f"OpenCL code generation is not available yet; target {str(target)!r} "
-                          "cannot be built. Build for target='llvm' to run on the CPU.")
-    if target.kind != "llvm":
-        raise TargetError(f"graphc.build supports target kind 'llvm' for now, got {target.kind!r}")
-    mod = lower(inp, args, name)
-    from .target.llvm import build_llvm
-
-    return build_llvm(mod, target)
-
-
-def _looks_like_target(value) -> bool:
     from .target import Target
+    from .target import build as target_build
 
-    return isinstance(value, str | dict | Target)
+    if target is None and isinstance(args, str | dict | Target):
+        args, target = None, args
+    target = Target.resolve(target)
+    return target_build(_input_module(inp, args, name), target)
 
 
 def compile(model, target="llvm", *, example_inputs=None, dynamic_shapes=None, pipeline=None,  # noqa: A001
@@ -132,9 +113,13 @@ def compile(model, target="llvm", *, example_inputs=None, dynamic_shapes=None, p
       ...
     TypeError: graphc.compile expects a Relax IRModule, a torch ExportedProgram or a torch.nn.Module ...
     """
-    mod = _model_to_module(model, example_inputs, dynamic_shapes)
-    target = _resolve_target(target)
+    from .relax.pipeline import get_pipeline
+    from .relax.transform import InlinePermuteIntoConsumers
     from .relax.vm_build import build as vm_build
+    from .target import Target
+
+    mod = _model_to_module(model, example_inputs, dynamic_shapes)
+    target = Target.resolve(target)
 
     if params:
         from .relax.transform import BindParams
@@ -143,12 +128,10 @@ def compile(model, target="llvm", *, example_inputs=None, dynamic_shapes=None, p
     if pipeline is not None:
         mod = pipeline(mod)
     elif _has_high_level_calls(mod):
-        mod = _zero_pipeline()(mod)
-    from .relax.transform import InlinePermuteIntoConsumers
-
+        mod = get_pipeline("zero")(mod)
     mod = InlinePermuteIntoConsumers()(mod)  # no transposed weight copies on every call
     with target:
-        mod = _default_schedule(target)(mod)
+        mod = dlight.default_schedule(target)(mod)
     return vm_build(mod, target, **kwargs)
 
 
@@ -204,24 +187,6 @@ def _has_high_level_calls(mod: IRModule) -> bool:
             if found:
                 return True
     return False
-
-
-def _zero_pipeline():
-    from .relax import pipeline, transform
-
-    try:
-        return pipeline.get_pipeline("zero")
-    except NotImplementedError:  # the pipeline module is not there yet: legalize at least
-        return transform.LegalizeOps()
-
-
-def _default_schedule(target):
-    from . import dlight
-
-    if target.kind == "llvm":
-        return dlight.ApplyDefaultSchedule(dlight.cpu.Reduction(), dlight.cpu.Fallback())
-    rules = [getattr(dlight.gpu, name)() for name in ("Matmul", "Fallback") if hasattr(dlight.gpu, name)]
-    return dlight.ApplyDefaultSchedule(*rules)
 
 
 __all__ = ["build", "compile", "lower"]

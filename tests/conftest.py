@@ -15,8 +15,9 @@ os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 import pytest  # noqa: E402
 
-import graphc.driver  # noqa: E402
 from graphc.ir import IRModule, structural_equal  # noqa: E402
+from graphc.ir.instrument import pass_instrument  # noqa: E402
+from graphc.ir.transform import add_global_instrument, remove_global_instrument  # noqa: E402
 from graphc.tir import PrimFunc  # noqa: E402
 
 
@@ -36,17 +37,23 @@ def check_module_contracts(mod: IRModule) -> None:
                                  f"{parsed.script()}")
 
 
+@pass_instrument
+class ContractCheck:
+    """Checks the input of every TensorIR lowering ("tir.lower") any test runs."""
+
+    def run_before_pass(self, mod, info):
+        if info.name == "tir.lower":
+            check_module_contracts(mod)
+
+
 @pytest.fixture(autouse=True)
-def _roundtrip_every_lowered_module(monkeypatch):
+def _roundtrip_every_lowered_module():
     if os.environ.get("GRAPHC_TEST_ROUNDTRIP", "1") == "0":
         yield
         return
-    original = graphc.driver._to_module
-
-    def checked(*args, **kwargs):
-        mod = original(*args, **kwargs)
-        check_module_contracts(mod)
-        return mod
-
-    monkeypatch.setattr(graphc.driver, "_to_module", checked)
-    yield
+    check = ContractCheck()
+    add_global_instrument(check)
+    try:
+        yield
+    finally:
+        remove_global_instrument(check)

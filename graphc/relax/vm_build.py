@@ -28,6 +28,9 @@ from __future__ import annotations
 
 from ..errors import CodegenError
 from ..ir.module import GlobalVar, IRModule
+from ..runtime.device import Device
+from ..target import Target
+from ..target import build as target_build
 from ..tir import expr as T
 from ..tir.function import PrimFunc
 from ..vm.bytecode import VOID, Arg, Call, FuncEntry, Goto, If, Ret
@@ -35,6 +38,7 @@ from ..vm.executable import Executable
 from ..vm.values import DataType, ShapeTuple
 from . import expr as E
 from .op.registry import Op
+from .transform import BindParams, VMLoweringPipeline
 from .vm_call_proof import ALLOC_TENSOR_OPS as _ALLOC_TENSOR_OPS
 from .vm_call_proof import PACKED_OPS as _PACKED_OPS
 from .vm_call_proof import KernelCallProof
@@ -306,27 +310,8 @@ def _used_vars(func: E.Function) -> set:
 # --- the driver -----------------------------------------------------------------------------------
 
 
-def _vm_lowering_pipeline():
-    from . import transform
-
-    pipeline = getattr(transform, "VMLoweringPipeline", None)
-    if pipeline is None:
-        raise CodegenError("relax.transform.VMLoweringPipeline is not available in this build of graphc")
-    return pipeline()
-
-
-def _resolve_target(target):
-    from ..target import Target
-
-    if target is None:
-        return Target.current() or Target("llvm")
-    return target if isinstance(target, Target) else Target(target)
-
-
 def build_kernels(mod: IRModule, target) -> dict:
-    """Compile every PrimFunc of `mod` into one runtime Module per device type."""
-    from ..driver import build as tir_build
-
+    """Compile every PrimFunc of `mod` for `target`: {device type: runtime Module}."""
     prims = {}
     for gv, func in mod.items():
         if isinstance(func, PrimFunc):
@@ -334,8 +319,7 @@ def build_kernels(mod: IRModule, target) -> dict:
             prims[name] = func.with_attr("global_symbol", name)
     if not prims:
         return {}
-    lib = tir_build(IRModule(prims), target=target)
-    return {"cpu": lib}
+    return {"cpu": target_build(IRModule(prims), target)}
 
 
 def codegen(mod: IRModule, modules: dict | None = None, devices=None) -> Executable:
@@ -361,16 +345,12 @@ def build(mod: IRModule, target=None, params=None, *, vm_lowering: bool = True) 
     """
     if not isinstance(mod, IRModule):
         raise TypeError(f"relax.build expects an IRModule, got {type(mod).__name__}")
-    target = _resolve_target(target)
+    target = Target.resolve(target)
     if params:
-        from .transform import BindParams
-
         mod = BindParams("main", params)(mod)
     if vm_lowering:
         with target:
-            mod = _vm_lowering_pipeline()(mod)
-    from ..runtime.device import Device
-
+            mod = VMLoweringPipeline()(mod)
     modules = build_kernels(mod, target)
     device = "cpu" if target.kind == "llvm" else target.kind
     return codegen(mod, modules, [Device(device, 0)])

@@ -22,6 +22,7 @@ import numpy as np
 
 from ..errors import GraphcError
 from ..runtime.device import Device, cpu
+from ..runtime.module import register_loader
 from ..runtime.tensor import Tensor, tensor
 from .bytecode import VOID, Arg, Call, FuncEntry, Goto, If, Ret, format_code
 from .values import DataType, ShapeTuple
@@ -300,5 +301,7 @@ def _decode_const(data: dict, blobs: list):
         return None
     _bad(f"unknown constant kind {kind!r}")
 
+
+register_loader(MAGIC, lambda data, where: Executable.from_bytes(data, where=where))
 
 __all__ = ["FORMAT_VERSION", "Executable", "ExecutableFormatError"]

@@ -40,6 +40,7 @@ from ...errors import GraphcError
 from ...ir.module import GlobalVar, IRModule
 from ...ir.structural import structural_equal, structural_hash
 from ...ir.transform import PassContext, module_pass
+from ...target import build as target_build
 from ...tir.expr import FloatImm, IntImm
 from ...tir.function import PrimFunc
 from .. import expr as E
@@ -184,11 +185,10 @@ class _ConstantFolder(ExprMutator):
         for known, kernel in self._kernels.get(key, ()):
             if known is func or structural_equal(known, func):
                 return kernel
-        from ...driver import build
-
         try:
             with self._build_ctx:
-                kernel = build(func, target="llvm", name="fold_constant_kernel")["fold_constant_kernel"]
+                named = func.with_attr("global_symbol", "fold_constant_kernel")
+                kernel = target_build(named, "llvm")["fold_constant_kernel"]
         except Exception:  # noqa: BLE001 - any build failure (GPU-only schedule, ...) means "do not fold"
             kernel = None
         self._kernels.setdefault(key, []).append((func, kernel))

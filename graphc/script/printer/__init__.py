@@ -1,7 +1,11 @@
 """The script printer: IR as re-parseable Python text (`script`, `show`, `expr_text`).
 
 Other IRs (Relax) plug in with `register_function_printer(cls, fn)` for functions inside
-an IRModule and `register_printer(cls, fn)` for standalone nodes.
+an IRModule, `register_printer(cls, fn)` for standalone nodes and `register_repr_printer(cls,
+fn)` for the one-line `repr` of a node. IR nodes reach these printers only at call time,
+through `graphc.ir.node.repr_text` and `Node.script`, so the IR layers never import the
+printer. The Relax printers register themselves the first time something is printed in a
+process that has imported the Relax IR.
 
 >>> from graphc import tir
 >>> i = tir.Var("i")
@@ -29,6 +33,9 @@ _FUNCTION_PRINTERS: dict[type, object] = {
 }
 # type -> fn(node, **kwargs) -> str
 _PRINTERS: dict[type, object] = {}
+# type -> fn(node) -> str, the text of repr(node)
+_REPR_PRINTERS: dict[type, object] = {}
+_RELAX_PRINTERS_LOADED = False
 
 _IMPORTS = {"I": "ir", "T": "tir", "R": "relax"}  # in this order (TVM's)
 
@@ -43,7 +50,21 @@ def register_printer(cls: type, fn) -> None:
     _PRINTERS[cls] = fn
 
 
+def register_repr_printer(cls: type, fn) -> None:
+    """Give nodes of type `cls` the `repr` text `fn(node) -> str` (names as they are, one line)."""
+    _REPR_PRINTERS[cls] = fn
+
+
+def _load_relax_printers() -> None:
+    """Register the Relax printers once the Relax IR is in use (only then can Relax nodes exist)."""
+    global _RELAX_PRINTERS_LOADED
+    if not _RELAX_PRINTERS_LOADED and "graphc.relax" in sys.modules:
+        _RELAX_PRINTERS_LOADED = True
+        from . import relax  # noqa: F401  (registers on import)
+
+
 def _lookup(table: dict, obj):
+    _load_relax_printers()
     for base in type(obj).__mro__:
         if base in table:
             return table[base]
@@ -113,6 +134,17 @@ def script(node, **kwargs) -> str:
     return _script(node, **kwargs)
 
 
+def repr_text(node) -> str:
+    """The text of `repr(node)`: its registered repr printer, else `script(node)`.
+
+    >>> from graphc import tir
+    >>> repr_text(tir.Var("n") + 1)
+    'n + 1'
+    """
+    custom = _lookup(_REPR_PRINTERS, node)
+    return custom(node) if custom is not None else _script(node)
+
+
 def show(node, **kwargs) -> None:
     """Print `script(node)`, with ANSI colours only when stdout is a terminal."""
     text = script(node, **kwargs)
@@ -122,4 +154,4 @@ def show(node, **kwargs) -> None:
 
 
 __all__ = ["ExprPrinter", "StmtPrinter", "expr_text", "module_text", "pystr", "register_function_printer",
-           "register_printer", "script", "show"]
+           "register_printer", "register_repr_printer", "repr_text", "script", "show"]

@@ -252,7 +252,7 @@ def block_text(block) -> str:
 
 
 def _register() -> None:
-    from . import register_function_printer, register_printer
+    from . import register_function_printer, register_printer, register_repr_printer
 
     register_function_printer(E.Function, function_lines)
     register_printer(IRModule, module_script)
@@ -262,6 +262,9 @@ def _register() -> None:
     register_printer(E.Binding, lambda node, **kw: binding_text(node))
     register_printer(E.BindingBlock, lambda node, **kw: block_text(node))
     register_printer(StructInfo, lambda node, **kw: _rx.RelaxExprPrinter(standalone=True).sinfo(node))
+    register_repr_printer(E.Expr, expr_text)
+    register_repr_printer(E.Binding, binding_text)
+    register_repr_printer(E.BindingBlock, block_text)
 
 
 _register()

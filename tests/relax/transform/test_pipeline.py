@@ -119,12 +119,6 @@ def test_running_the_zero_pipeline_twice_is_harmless():
     np.testing.assert_allclose(out, _reference(x, *weights), rtol=1e-5, atol=1e-5)
 
 
-def test_pipeline_passes_are_looked_up_when_the_pipeline_is_made(monkeypatch):
-    monkeypatch.delattr(relax.transform, "FuseTIR", raising=False)
-    with pytest.raises(NotImplementedError, match="relax.transform.FuseTIR is not available"):
-        relax.get_pipeline("zero")
-
-
 def test_symbolic_batch_survives_legalize_and_fold():
     n = tir.Var("n", "int64")
     mod = relax.transform.BindParams("main", dict(zip(["w0", "b0", "w1", "b1"], _weights())))(mlp(n))
