@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from ...errors import ScheduleError
 from ..analysis.block_access import from_affine, to_affine
+from ..arith import Analyzer
 from ..expr import IntImm, PrimExpr, Var
 from ..functor import StmtMutator
 from ..stmt import (
@@ -158,8 +159,8 @@ def simplify(expr: PrimExpr, dom: dict | None = None) -> PrimExpr:
     """Simplify an index expression.
 
     Affine expressions are normalized here (so results do not depend on the simplifier's
-    canonical order); anything else goes through `graphc.tir.arith.Analyzer` when it is
-    available, with the loop domains in `dom` (Var -> Range) bound.
+    canonical order); anything else goes through `graphc.tir.arith.Analyzer`, with the
+    loop domains in `dom` (Var -> Range) bound.
 
     >>> from graphc import tir
     >>> o, m, i = tir.Var("o"), tir.Var("m"), tir.Var("i")
@@ -172,18 +173,10 @@ def simplify(expr: PrimExpr, dom: dict | None = None) -> PrimExpr:
     if form is not None:
         coeffs, constant = form
         return from_affine(coeffs, constant, expr.dtype)
-    try:
-        from ..arith import Analyzer
-    except ImportError:
-        return expr
-    try:
-        analyzer = Analyzer()
-        for var, rng in (dom or {}).items():
-            analyzer.bind(var, rng)
-        out = analyzer.simplify(expr)
-    except (AttributeError, NotImplementedError, TypeError):
-        return expr
-    return out if isinstance(out, PrimExpr) else expr
+    analyzer = Analyzer()
+    for var, rng in (dom or {}).items():
+        analyzer.bind(var, rng)
+    return analyzer.simplify(expr)
 
 
 def check_exists(path, what: str, func_name: str):
