@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from ..ir.structural import structural_equal
 from ..tir import expr as T
+from ..tir.arith import simplify
 from ..tir.function import PrimFunc
+from ..tir.functor import post_order_visit, substitute
+from ..tir.stmt import BufferStore
 from . import expr as E
 from .op.registry import Op
 from .struct_info import ShapeStructInfo, TensorStructInfo
@@ -183,9 +186,6 @@ def _proven(prim: PrimFunc, args: list, gen: KernelCallProof, dyn: bool = False)
     the same constant, and each symbolic dimension must map to one Relax dimension
     consistently; then the kernel's own checks can be skipped (the VM checked the inputs).
     """
-    from ..tir.arith import simplify
-    from ..tir.functor import substitute
-
     params = list(prim.params)
     flat: list = []  # (kind, expr or PrimExpr)
     for i, a in enumerate(args):
@@ -240,19 +240,12 @@ def _proven(prim: PrimFunc, args: list, gen: KernelCallProof, dyn: bool = False)
             else:
                 deferred.append((bdim, rdim))
     for bdim, rdim in deferred:
-        try:
-            got = simplify(substitute(bdim, env))
-        except Exception:  # noqa: BLE001 - any failure just means "not proven"
-            return False
-        if not _same_dim(got, rdim):
+        if not _same_dim(simplify(substitute(bdim, env)), rdim):
             return False
     return True
 
 
 def _is_output(prim: PrimFunc, buf) -> bool:
-    from ..tir.functor import post_order_visit
-    from ..tir.stmt import BufferStore
-
     found = []
 
     def visit(node):

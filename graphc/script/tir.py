@@ -14,7 +14,7 @@ when called outside `@T.prim_func`; the parser recognises them by identity.
 
 from __future__ import annotations
 
-from ..errors import ScriptError
+from ..errors import DataTypeError, ScriptError
 from ..ir.dtype import DataType, canonical
 from ..tir import expr as _expr
 from ..tir import op as _op
@@ -62,7 +62,7 @@ def __getattr__(name: str):
     if "x" in name and name.split("x")[0] in globals():
         try:
             return DTypeFactory(name)
-        except Exception as err:  # noqa: BLE001 - any parse failure means "no such name"
+        except DataTypeError as err:  # not a dtype name: no such attribute
             raise AttributeError(f"graphc.script.tir has no attribute {name!r}") from err
     raise AttributeError(f"graphc.script.tir has no attribute {name!r}")
 

@@ -189,7 +189,7 @@ class _ConstantFolder(ExprMutator):
             with self._build_ctx:
                 named = func.with_attr("global_symbol", "fold_constant_kernel")
                 kernel = target_build(named, "llvm")["fold_constant_kernel"]
-        except Exception:  # noqa: BLE001 - any build failure (GPU-only schedule, ...) means "do not fold"
+        except GraphcError:  # a function the CPU cannot run (a GPU-only schedule, ...): do not fold
             kernel = None
         self._kernels.setdefault(key, []).append((func, kernel))
         return kernel

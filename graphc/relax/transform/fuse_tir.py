@@ -105,10 +105,9 @@ class _SymbolicMatcher:
             fields = [f.name for f in dataclasses.fields(lhs) if f.name != "dtype"]
             if all(self._match(getattr(lhs, f), getattr(rhs, f)) for f in fields):
                 return True
-        try:
-            return self.analyzer.can_prove_equal(substitute(lhs, self.vmap), rhs)
-        except Exception:  # noqa: BLE001 - a non-expression field: no match
-            return False
+        if not (isinstance(lhs, PrimExpr) and isinstance(rhs, PrimExpr)):
+            return False  # a non-expression field (an op name, a tuple) that is not the same object
+        return self.analyzer.can_prove_equal(substitute(lhs, self.vmap), rhs)
 
 
 # --- inlining one callee body --------------------------------------------------------------

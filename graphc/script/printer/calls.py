@@ -25,7 +25,7 @@ _EXTERN = ("tir.call_extern", "tir.call_pure_extern")
 def _rebuilds(builder, args, op) -> bool:
     try:
         return structural_equal(builder(*args), op)
-    except Exception:  # noqa: BLE001 - a builder rejecting the arguments means "no"
+    except (TypeError, ValueError):  # the builder rejects these arguments (graphc's errors subclass these)
         return False
 
 

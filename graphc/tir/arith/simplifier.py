@@ -48,6 +48,10 @@ class Simplifier:
     def __init__(self, analyzer):
         self.analyzer = analyzer
         self._sym_active = 0  # nesting of symbolic bound searches (they may simplify)
+        # Work done so far, counted where a blow-up would show: one step per node rewritten
+        # (memo hits are free) and per term collected from a long sum. Tests bound it
+        # instead of timing the simplifier.
+        self.steps = 0
 
     # --- entry points -----------------------------------------------------------------
 
@@ -81,6 +85,7 @@ class Simplifier:
         return result
 
     def _visit(self, expr: PrimExpr) -> PrimExpr:
+        self.steps += 1
         if isinstance(expr, IntImm | E.FloatImm | E.StringImm):
             return expr
         if isinstance(expr, Var):
@@ -130,6 +135,7 @@ class Simplifier:
         stack = [(expr, 1)]
         while stack:
             e, scale = stack.pop()
+            self.steps += 1
             if isinstance(e, E.Add | E.Sub) and e is not expr and id(e) in self.analyzer._cache:
                 hit = self.analyzer._cache[id(e)]
                 if hit[0] is e:

@@ -52,7 +52,7 @@ from dataclasses import dataclass
 
 from ...ir.dtype import DataType
 from ...ir.module import IRModule
-from ..analysis.block_access import affine_difference, relax
+from ..analysis.block_access import affine_difference, relaxed_bounds
 from ..expr import IntImm, Range, Var
 from ..function import PrimFunc
 from ..functor import post_order_visit, substitute
@@ -108,7 +108,7 @@ def region_extents(realize: BlockRealize, region, inner: list) -> list[int] | No
     dom = {lp.loop_var: Range(lp.min, lp.extent) for lp in inner}
     extents = []
     for rng, dim in zip(region.region, region.buffer.shape):
-        lo_hi = relax(substitute(rng.min, vmap), dom)
+        lo_hi = relaxed_bounds(substitute(rng.min, vmap), dom)
         width = rng.extent.value if isinstance(rng.extent, IntImm) else None
         if lo_hi is None or width is None:
             return None

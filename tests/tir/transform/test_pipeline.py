@@ -123,10 +123,7 @@ def test_every_pass_leaves_the_module_well_formed(programs):
             self.checked = []
 
         def run_after_pass(self, mod, info):
-            # The verifier does not yet accept opaque blocks (no iter vars) reading loop vars,
-            # which is what ConvertBlocksToOpaque produces by design; check the other stages.
-            if info.name not in ("ConvertBlocksToOpaque", "CompactBufferAllocation"):
-                assert verify_well_formed(mod), info.name
+            assert verify_well_formed(mod), info.name
             self.checked.append(info.name)
 
     verifier = VerifyAfterEach()
