@@ -63,10 +63,16 @@ def _joined(call, bb, fields, skip_axis: int | None):
     return first
 
 
-def _infer_concat(call, bb):
+def _joined_fields(call):
+    """The tuple's tensors, their dtype ("void" if none is known) and rank (-1 if none is known)."""
     fields = _tensor_fields(call)
     dtype = next((f.dtype for f in fields if not f.is_unknown_dtype), "void")
     ndim = next((f.ndim for f in fields if f.ndim != -1), -1)
+    return fields, dtype, ndim
+
+
+def _infer_concat(call, bb):
+    fields, dtype, ndim = _joined_fields(call)
     if ndim == -1:
         return TensorStructInfo(dtype=dtype, ndim=-1)
     if ndim == 0:
@@ -84,9 +90,7 @@ def _infer_concat(call, bb):
 
 
 def _infer_stack(call, bb):
-    fields = _tensor_fields(call)
-    dtype = next((f.dtype for f in fields if not f.is_unknown_dtype), "void")
-    ndim = next((f.ndim for f in fields if f.ndim != -1), -1)
+    fields, dtype, ndim = _joined_fields(call)
     if ndim == -1:
         return TensorStructInfo(dtype=dtype, ndim=-1)
     axis = normalize_axis(call, call.attrs["axis"], ndim + 1, "axis")

@@ -162,11 +162,17 @@ def _reduction(call) -> str:
     return reduction
 
 
-def _infer_scatter_elements(call, bb):
+def _scatter_args(call) -> tuple[TensorStructInfo, TensorStructInfo, TensorStructInfo]:
+    """data, indices and updates of a scatter, checked for kind, dtype and reduction."""
     data, indices = tensor_arg(call, 0, "data"), _indices_arg(call)
     updates = tensor_arg(call, 2, "updates")
     _reduction(call)
     _same_dtype(call, data, updates)
+    return data, indices, updates
+
+
+def _infer_scatter_elements(call, bb):
+    data, indices, updates = _scatter_args(call)
     if data.ndim == -1:
         return data
     axis = normalize_axis(call, call.attrs["axis"], data.ndim, "axis")
@@ -195,10 +201,7 @@ def _infer_scatter_elements(call, bb):
 
 
 def _infer_scatter_nd(call, bb):
-    data, indices = tensor_arg(call, 0, "data"), _indices_arg(call)
-    updates = tensor_arg(call, 2, "updates")
-    _reduction(call)
-    _same_dtype(call, data, updates)
+    data, indices, updates = _scatter_args(call)
     if indices.ndim == 0:
         raise TypeInferenceError(
             f"{op_label(call)} expects indices to have at least one dimension, got {indices}"
