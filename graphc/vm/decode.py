@@ -3,9 +3,11 @@
 Each basic block of a VM function becomes one Python function `block(regs) -> next block`
 whose statements are the block's instructions with everything resolvable at load time
 already resolved: builtins and kernels bound, constants bound, kernel argument layouts
-packed by a precompiled `struct.Struct`, register indices as literals. The source of those
-functions is generated here from validated integers only (no text from the executable file
-is ever interpolated), so decoding runs no code from the file.
+packed by a precompiled `struct.Struct`, register indices as literals; calls to the common
+builtins become inline code by the rules of `BUILTIN_RULES`. The source of those functions
+is generated here from validated integers only (no text from the executable file is ever
+interpolated), so decoding runs no code from the file. The decoder sees the VM only through
+`DecoderHost`.
 
 A frame's register list `regs` has the function's registers, then five fixed slots:
 the return value, the context (the `Frame`), the kernel slot buffer and its address, and
@@ -21,7 +23,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from ..runtime.tensor import Tensor
-from .builtins import get_builtin, read_if_cond
+from .builtins import read_if_cond
 from .bytecode import VOID, Call, Goto, If, Ret
 from .executable import Executable
 from .shape_codes import MakeShapeCode, MatchShapeCode
@@ -217,10 +219,7 @@ class Decoder:
 
     def plain_call(self, name: str, args) -> str:
         """The text of a call to builtin `name` on `args`, the builtin bound at load time."""
-        fn = get_builtin(name)
-        if fn is None:
-            fn = self.vm.builtin(name)
-        return f"{self.bind('b', fn)}({', '.join(self.arg(a) for a in args)})"
+        return f"{self.bind('b', self.vm.builtin(name))}({', '.join(self.arg(a) for a in args)})"
 
     def kernel_call(self, pc: int, instr: Call, func: int | None = None, args=None,
                     unpack_last: bool = False) -> list[str]:
