@@ -13,8 +13,8 @@ from ...errors import TypeInferenceError
 from ..expr import Call
 from ..struct_info import UNKNOWN_DTYPE, TensorStructInfo, canonical_dtype
 from .infer import op_label, tensor_arg
-from .registry import Op, OpPatternKind, register_op
-from .te_legalize import attrs_as_kwargs, call_topi
+from .registry import Op, OpPatternKind
+from .te_legalize import register_topi_op
 
 
 def _infer_astype(call, bb):
@@ -27,15 +27,9 @@ def _infer_astype(call, bb):
     return TensorStructInfo(dtype=dtype, ndim=x.ndim, vdevice=x.vdevice)
 
 
-register_op(
-    "relax.astype",
-    1,
-    _infer_astype,
-    legalize=call_topi(topi.cast, "cast", attrs_as_kwargs("dtype")),
-    pattern=OpPatternKind.kElemWise,
-    attrs={"dtype": "the target dtype"},
-    description="Convert elements to dtype.",
-)
+register_topi_op("relax.astype", 1, _infer_astype, topi.cast, prim_name="cast",
+                 pattern=OpPatternKind.kElemWise, attrs={"dtype": "the target dtype"},
+                 description="Convert elements to dtype.")
 
 
 def astype(x, dtype: str) -> Call:

@@ -134,15 +134,37 @@ def _nbytes(shape, dtype: str, analyzer: Analyzer):
     return analyzer.simplify(size * IntImm("int64", coeff))
 
 
+class _TokenWalk:
+    """A walk over a function's bindings that maps each var to the tokens its value holds."""
+
+    def __init__(self):
+        self.tokens: dict = {}
+
+    def get(self, expr):
+        """The tokens `expr` refers to: a var's, a tuple of its fields', or a tuple field's."""
+        if isinstance(expr, E.Var):
+            return self.tokens.get(expr)
+        if isinstance(expr, E.Tuple):
+            return tuple(self.get(f) for f in expr.fields)
+        if isinstance(expr, E.TupleGetItem):
+            tokens = self.get(expr.tuple_value)
+            return tokens[expr.index] if isinstance(tokens, tuple) else None
+        return self.get_other(expr)
+
+    def get_other(self, expr):
+        """The tokens of any other expression (none, unless the walk says otherwise)."""
+        return None
+
+
 # --- stage 1: tokens and their reference counts ----------------------------------------------
 
 
-class _Init:
+class _Init(_TokenWalk):
     """Creates a token per plannable alloc_tensor, counts its uses, discards unplannable ones."""
 
     def __init__(self, mod, func: E.Function, analyzer: Analyzer):
-        self.mod, self.analyzer = mod, analyzer
-        self.tokens: dict = {}  # var or alloc call -> tokens
+        super().__init__()
+        self.mod, self.analyzer = mod, analyzer  # self.tokens: var or alloc call -> tokens
         self.token_block: dict = {}
         self.blocks: list = []
         self.discard(self.seq(func.body))
@@ -162,14 +184,7 @@ class _Init:
         self.discard(self.get(seq.body))
         return None
 
-    def get(self, expr):
-        if isinstance(expr, E.Var):
-            return self.tokens.get(expr)
-        if isinstance(expr, E.Tuple):
-            return tuple(self.get(f) for f in expr.fields)
-        if isinstance(expr, E.TupleGetItem):
-            tokens = self.get(expr.tuple_value)
-            return tokens[expr.index] if isinstance(tokens, tuple) else None
+    def get_other(self, expr):
         if isinstance(expr, E.Call):
             return self.call(expr)
         if isinstance(expr, E.If):
@@ -252,15 +267,15 @@ class _Pool:
         bisect.insort(pool, (token.const_bytes, next(self.order), token), key=lambda e: (e[0], e[1]))
 
 
-class _Planner:
+class _Planner(_TokenWalk):
     """Walks the bindings in order, handing each planned allocation a (possibly reused) storage."""
 
     def __init__(self, init: _Init, analyzer: Analyzer, func: E.Function):
+        super().__init__()
         self.init = init
         self.analyzer = analyzer
         self.pool = _Pool(analyzer)
         self.n_storage = 0
-        self.tokens: dict = {}
         self.alloc_storage: dict = {}  # builtin.alloc_tensor call -> storage token
         self.seq(func.body)
 
@@ -274,16 +289,6 @@ class _Planner:
             for b in block.bindings:
                 self.tokens[b.var] = self.binding_value(b.value)
             self.pool = saved
-
-    def get(self, expr):
-        if isinstance(expr, E.Var):
-            return self.tokens.get(expr)
-        if isinstance(expr, E.Tuple):
-            return tuple(self.get(f) for f in expr.fields)
-        if isinstance(expr, E.TupleGetItem):
-            tokens = self.get(expr.tuple_value)
-            return tokens[expr.index] if isinstance(tokens, tuple) else None
-        return None
 
     def binding_value(self, value):
         if isinstance(value, E.If):
@@ -331,22 +336,26 @@ class _Rewriter(ExprMutator):
         if token is not None:
             storage = self.storage_vars.get(token)
             if storage is None:
-                size = E.ShapeExpr([token.bytes])
-                call_storage = alloc_storage(size, call.args[2], token.scope, token.dtype)
-                storage = self.builder.emit(call_storage, "storage")
+                storage = self.emit_storage(call, token.bytes, token.scope, token.dtype)
                 self.storage_vars[token] = storage
-            sinfo = call.struct_info
-            return alloc_tensor(storage, 0, sinfo.shape, sinfo.dtype)
+            return self.tensor_in(storage, call)
         if self.dynamic is not None and is_op(call, _ALLOC):
             sinfo = call.struct_info
             values = sinfo.shape_values if isinstance(sinfo, TensorStructInfo) else None
             if values is not None and not all(isinstance(d, IntImm) for d in values):
-                shape = _upper_bound_shape(values, self.dynamic)
-                nbytes = _nbytes(shape, sinfo.dtype, self.dynamic)
-                storage = self.builder.emit(
-                    alloc_storage(E.ShapeExpr([nbytes]), call.args[2], call.args[3], sinfo.dtype), "storage")
-                return alloc_tensor(storage, 0, sinfo.shape, sinfo.dtype)
+                nbytes = _nbytes(_upper_bound_shape(values, self.dynamic), sinfo.dtype, self.dynamic)
+                return self.tensor_in(self.emit_storage(call, nbytes, call.args[3], sinfo.dtype), call)
         return super().visit_Call(call)
+
+    def emit_storage(self, call: E.Call, nbytes, scope, dtype: str) -> E.Var:
+        """A storage of `nbytes` on the device of the `builtin.alloc_tensor` call `call`."""
+        return self.builder.emit(alloc_storage(E.ShapeExpr([nbytes]), call.args[2], scope, dtype), "storage")
+
+    @staticmethod
+    def tensor_in(storage: E.Var, call: E.Call) -> E.Call:
+        """The tensor `call` allocates, at the start of `storage`."""
+        sinfo = call.struct_info
+        return alloc_tensor(storage, 0, sinfo.shape, sinfo.dtype)
 
 
 _PLAN_DYNAMIC_OUTPUT = "relax.memory_plan_dynamic_func_output"

@@ -48,8 +48,6 @@ R.call_packed("vm.builtin.make_shape", shape_heap, R.pri
 
 from __future__ import annotations
 
-import enum
-
 from ...errors import TypeInferenceError
 from ...ir.transform import module_pass
 from ...tir.arith.keys import expr_key
@@ -59,6 +57,7 @@ from ...tir.expr import Var as TIRVar
 from ...tir.function import PrimFunc
 from ...tir.functor import substitute
 from ...tir.stmt import BufferStore, SeqStmt
+from ...vm.shape_codes import MakeShapeCode, MatchShapeCode
 from .. import expr as E
 from ..expr_functor import ExprMutator
 from ..op.memory import void_struct_info
@@ -77,22 +76,6 @@ from ..struct_info import (
 from .vm_lowering_utils import is_op, merge_binding_blocks
 
 _NO_LOCAL_FUNCTIONS = "VMShapeLower does not handle local functions; lift them to the module first"
-
-
-class MatchShapeCode(enum.IntEnum):
-    """How `vm.builtin.match_shape` treats one dimension (TVM's runtime codes)."""
-
-    NO_OP = 0
-    ASSERT_EQUAL_TO_IMM = 1
-    STORE_TO_HEAP = 2
-    ASSERT_EQUAL_TO_LOAD = 3
-
-
-class MakeShapeCode(enum.IntEnum):
-    """Where `vm.builtin.make_shape` takes one dimension from (TVM's runtime codes)."""
-
-    USE_IMM = 0
-    LOAD_SHAPE = 1
 
 
 class _Slot:
