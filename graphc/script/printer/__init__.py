@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import sys
 
+from ...ir.dispatch import rule_table
 from ...ir.module import IRModule
 from ...tir import expr as E
 from ...tir import stmt as S
@@ -29,6 +30,8 @@ _FUNCTION_PRINTERS: dict[type, object] = {
 }
 # type -> fn(node, **kwargs) -> str
 _PRINTERS: dict[type, object] = {}
+# the same, for subclasses too (cleared when a printer is registered)
+_function_printer, _printer = rule_table(_FUNCTION_PRINTERS), rule_table(_PRINTERS)
 
 _IMPORTS = {"I": "ir", "T": "tir", "R": "relax"}  # in this order (TVM's)
 
@@ -36,18 +39,13 @@ _IMPORTS = {"I": "ir", "T": "tir", "R": "relax"}  # in this order (TVM's)
 def register_function_printer(cls: type, fn) -> None:
     """Print functions of type `cls` inside modules with `fn(func, name) -> (lines, {"R", ...})`."""
     _FUNCTION_PRINTERS[cls] = fn
+    _function_printer.clear()
 
 
 def register_printer(cls: type, fn) -> None:
     """Print standalone nodes of type `cls` with `fn(node, **kwargs) -> str`."""
     _PRINTERS[cls] = fn
-
-
-def _lookup(table: dict, obj):
-    for base in type(obj).__mro__:
-        if base in table:
-            return table[base]
-    return None
+    _printer.clear()
 
 
 def _header(namespaces) -> list[str]:
@@ -56,7 +54,7 @@ def _header(namespaces) -> list[str]:
 
 
 def _function(func, name: str) -> tuple[list[str], set]:
-    fn = _lookup(_FUNCTION_PRINTERS, func)
+    fn = _function_printer[type(func)]
     if fn is None:
         return [f"# <unprintable function {name}: {type(func).__name__}>"], set()
     return fn(func, name)
@@ -79,7 +77,7 @@ def module_text(mod: IRModule) -> str:
 
 
 def _script(node, **kwargs) -> str:
-    custom = _lookup(_PRINTERS, node)
+    custom = _printer[type(node)]
     if custom is not None:
         return custom(node, **kwargs)
     if isinstance(node, IRModule):

@@ -16,6 +16,7 @@ for i in range(4):
 
 from __future__ import annotations
 
+from ...ir.dispatch import method_table
 from ...tir import expr as E
 from ...tir import stmt as S
 from .buffers import BufferPrinterMixin
@@ -48,7 +49,7 @@ class StmtPrinter(BufferPrinterMixin):
         self.depth = 0
         self.loops: dict[int, S.For] = {}
         self.pending_views: list = []
-        self._table: dict[type, object] = {}
+        self._rules = method_table(type(self), "print_")
 
     # -- output -----------------------------------------------------------------------------
     def line(self, text: str) -> None:
@@ -76,18 +77,11 @@ class StmtPrinter(BufferPrinterMixin):
             self.stmt(stmt, last=True)
 
     def stmt(self, stmt, last: bool) -> None:
-        cls = type(stmt)
-        rule = self._table.get(cls)
+        rule = self._rules[type(stmt)]
         if rule is None:
-            for base in cls.__mro__:
-                rule = getattr(self, f"print_{base.__name__}", None)
-                if rule is not None:
-                    break
-            if rule is None:
-                self.line(f"# <unprintable {cls.__name__}>")
-                return
-            self._table[cls] = rule
-        rule(stmt, last)
+            self.line(f"# <unprintable {type(stmt).__name__}>")
+            return
+        rule(self, stmt, last)
 
     # -- simple statements ------------------------------------------------------------------
     def print_SeqStmt(self, op, last):

@@ -22,6 +22,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ...errors import CodegenError
+from ...ir.dispatch import method_table
 from ...ir.dtype import DataType
 from ...tir import expr as E
 from ...tir.functor import post_order_visit
@@ -44,8 +45,7 @@ class CodeGenLLVM(ExprCodegen, IntrinsicCodegen, StmtCodegen, ParallelCodegen):
         self.target_kind = target.kind
         self.module = ir.Module(name="graphc")
         self.module.triple = target.triple
-        self._expr_table: dict = {}
-        self._stmt_table: dict = {}
+        self._visitors = method_table(type(self))
         self._strings: dict[str, ir.GlobalVariable] = {}
         self.vector_bits = native_vector_bits(target) if target.is_cpu else 128
 
