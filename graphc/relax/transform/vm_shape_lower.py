@@ -60,6 +60,7 @@ from ...tir.function import PrimFunc
 from ...tir.functor import substitute
 from ...tir.stmt import BufferStore, SeqStmt
 from .. import expr as E
+from ..analysis.vars import used_vars
 from ..expr_functor import ExprMutator
 from ..op.memory import void_struct_info
 from ..op.vm import call_builtin_with_ctx
@@ -425,11 +426,9 @@ class _ShapeLower(ExprMutator):
 
 
 def _uses(blocks, body, var) -> bool:
-    from ..analysis import free_vars
-
+    """Whether anything but `var`'s own binding reads `var`."""
     rest = [b for block in blocks for b in block.bindings if b.var is not var]
-    seq = E.SeqExpr([E.BindingBlock(rest)], body)
-    return var in free_vars(seq)
+    return var in used_vars(E.SeqExpr([E.BindingBlock(rest)], body))
 
 
 def _without(block, var):

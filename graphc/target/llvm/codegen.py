@@ -24,8 +24,7 @@ from llvmlite import ir
 from ...errors import CodegenError
 from ...ir.dispatch import method_table
 from ...ir.dtype import DataType
-from ...tir import expr as E
-from ...tir.functor import post_order_visit
+from ...tir.analysis.var_use import used_vars
 from .expr import ExprCodegen
 from .intrinsics import IntrinsicCodegen
 from .parallel import ParallelCodegen
@@ -147,16 +146,9 @@ class CodeGenLLVM(ExprCodegen, IntrinsicCodegen, StmtCodegen, ParallelCodegen):
 def _shape_vars(func) -> dict[str, list]:
     """Var objects of the parameter buffers' shapes and strides, grouped by name."""
     found: dict[str, list] = {}
-
-    def visit(node):
-        if isinstance(node, E.Var) and not DataType(node.dtype).is_handle:
-            group = found.setdefault(node.name, [])
-            if all(v is not node for v in group):
-                group.append(node)
-
-    for buf in func.buffer_map.values():
-        for dim in (*buf.shape, *buf.strides):
-            post_order_visit(dim, visit)
+    for var in used_vars(*(d for buf in func.buffer_map.values() for d in (*buf.shape, *buf.strides))):
+        if not DataType(var.dtype).is_handle:
+            found.setdefault(var.name, []).append(var)
     return found
 
 
