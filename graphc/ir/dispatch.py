@@ -1,8 +1,9 @@
 """Type-keyed dispatch: the rule for a node is the one for the nearest class in its MRO.
 
-Every visitor, printer, interpreter and rule table in graphc finds its handler for a node
-type this way, once per type: a `TypeTable` maps a class to the value `resolve` gives the
-first class of its `__mro__` (the class itself first) that has one, and remembers the answer.
+Every lookup in graphc that walks a class hierarchy (visitors, printers, the interpreter,
+code generators, rule tables) goes through here, once per type: a `TypeTable` maps a class
+to the value `resolve` gives the first class of its `__mro__` (the class itself first) that
+has one, and remembers the answer.
 
 - `method_table(Visitor, "visit_")`: node class -> the function `Visitor.visit_<C>`;
 - `rule_table({Add: f, CmpOp: g})`: node class -> the rule of its nearest base in the dict;
