@@ -19,6 +19,7 @@ expression itself when it was already normal. Nested expressions are bound throu
 from __future__ import annotations
 
 from ..errors import TypeInferenceError
+from ..ir.dispatch import rule_table
 from ..ir.module import GlobalVar
 from ..tir.arith import Analyzer
 from ..tir.function import PrimFunc
@@ -64,13 +65,7 @@ class Normalizer:
             expr = E.Tuple(expr)
         if isinstance(expr, GlobalVar | Op):
             return expr
-        method = _NORMALIZERS.get(type(expr))
-        if method is None:
-            for base in type(expr).__mro__:
-                method = _NORMALIZERS.get(base)
-                if method is not None:
-                    _NORMALIZERS[type(expr)] = method
-                    break
+        method = _NORMALIZERS[type(expr)]
         if method is None:
             raise TypeInferenceError(
                 f"cannot normalize {type(expr).__name__} {expr!r}: not a Relax "
@@ -164,11 +159,11 @@ class Normalizer:
         return new
 
 
-_NORMALIZERS = {
+_NORMALIZERS = rule_table({
     E.Var: Normalizer._leaf, E.LeafExpr: Normalizer._leaf, E.Tuple: Normalizer._tuple,
     E.TupleGetItem: Normalizer._tuple_get_item, E.Call: Normalizer._call, E.If: Normalizer._if,
     E.SeqExpr: Normalizer._seq, E.Function: Normalizer._function,
-}
+})
 
 
 def derive_call_ret_struct_info(func_sinfo: FuncStructInfo, call: E.Call, analyzer: Analyzer,

@@ -37,6 +37,7 @@ from ..vm.bytecode import VOID, Arg, Call, FuncEntry, Goto, If, Ret
 from ..vm.executable import Executable
 from ..vm.values import DataType, ShapeTuple
 from . import expr as E
+from .analysis.vars import used_vars
 from .op.registry import Op
 from .transform import BindParams, VMLoweringPipeline
 from .vm_call_proof import ALLOC_TENSOR_OPS as _ALLOC_TENSOR_OPS
@@ -93,7 +94,7 @@ class FunctionCodeGen:
         self.defs: dict[E.Var, E.Expr] = {}
         self.unchecked: list[int] = []
         self.proof = KernelCallProof(self.defs, func)
-        self.used = _used_vars(func)
+        self.used = set(used_vars(func.body))
 
     def new_reg(self) -> int:
         self.num_registers += 1
@@ -291,20 +292,6 @@ class FunctionCodeGen:
         if self.proof.proven(prim, args, dyn):
             self.unchecked.append(pc)
         return self.none()
-
-
-def _used_vars(func: E.Function) -> set:
-    """Every Var some expression of `func` reads."""
-    from .expr_functor import ExprVisitor
-
-    used: set = set()
-
-    class Collect(ExprVisitor):
-        def visit_Var(self, var):  # noqa: N802 - the visitor's naming
-            used.add(var)
-
-    Collect().visit_expr(func.body)
-    return used
 
 
 # --- the driver -----------------------------------------------------------------------------------

@@ -18,10 +18,11 @@ from ..errors import TIRError
 from ..ir.dtype import DataType
 from ..tir import expr as E
 from ..tir.analysis.block_access import get_block_read_write_region
+from ..tir.analysis.var_use import VarCollector
 from ..tir.buffer import Buffer, buffer_load, decl_buffer
 from ..tir.expr import IntImm, PrimExpr, Range, Var
 from ..tir.function import PrimFunc
-from ..tir.functor import StmtExprMutator, StmtExprVisitor, substitute
+from ..tir.functor import StmtExprMutator, substitute
 from ..tir.stmt import (
     Block,
     BlockRealize,
@@ -103,30 +104,25 @@ def _ordered_ops(roots: list) -> list:
     return order
 
 
-def _free_vars(exprs) -> list:
-    found: list = []
+class _TEVarCollector(VarCollector):
+    """`VarCollector` that also walks into te's loads and reductions."""
 
-    class _Collect(StmtExprVisitor):
-        def visit_Var(self, op):
-            if not any(v is op for v in found):
-                found.append(op)
+    def visit_ProducerLoad(self, op):
+        for i in op.indices:
+            self.visit_expr(i)
 
-        def visit_ProducerLoad(self, op):
-            for i in op.indices:
-                self.visit_expr(i)
+    def visit_Reduce(self, op):
+        for e in op.source:
+            self.visit_expr(e)
+        self.visit_expr(op.condition)
+        for iv in op.axis:
+            self.visit_expr(iv.dom.min)
+            self.visit_expr(iv.dom.extent)
 
-        def visit_Reduce(self, op):
-            for e in op.source:
-                self.visit_expr(e)
-            self.visit_expr(op.condition)
-            for iv in op.axis:
-                self.visit_expr(iv.dom.min)
-                self.visit_expr(iv.dom.extent)
 
-    collect = _Collect()
-    for e in exprs:
-        collect.visit_expr(e)
-    return found
+def _used_vars(exprs) -> list:
+    """The Vars `exprs` (te expressions included) use, in order of first use."""
+    return _TEVarCollector().collect(exprs)
 
 
 def _retyped_vars(ops: list, args: list, dtype: str | None) -> dict:
@@ -143,7 +139,7 @@ def _retyped_vars(ops: list, args: list, dtype: str | None) -> dict:
     ]
     exprs += [a for a in args if isinstance(a, Var)]
     vmap = {}
-    for v in _free_vars(exprs):
+    for v in _used_vars(exprs):
         if v.dtype != dtype and DataType(v.dtype).is_integer:
             vmap[v] = type(v)(v.name, dtype) if type(v) in (Var, E.SizeVar) else v
     return {k: v for k, v in vmap.items() if v is not k}
@@ -295,13 +291,13 @@ def _check_defined(order: list, args: list) -> None:
     defined = {id(a) for a in args if isinstance(a, Var)}
     for t in args:
         if isinstance(t, Tensor):
-            defined.update(id(v) for v in _free_vars(t.shape))
+            defined.update(id(v) for v in _used_vars(t.shape))
     for op in order:
         if isinstance(op, PlaceholderOp):
             continue
         bound = {id(iv.var) for iv in op.axis + op.reduce_axis}
         exprs = list(op.body) + [d for t in op.outputs for d in t.shape]
-        for v in _free_vars(exprs):
+        for v in _used_vars(exprs):
             if id(v) not in bound and id(v) not in defined:
                 raise TIRError(
                     f"create_prim_func: variable {v.name} used by {op.name} appears in no argument's shape; "

@@ -24,6 +24,7 @@ import operator
 import numpy as np
 
 from ..errors import TIRError
+from ..ir.dispatch import method_table
 from ..ir.dtype import DataType
 from . import expr as E
 from . import stmt as S
@@ -108,27 +109,21 @@ class Interpreter:
     def __init__(self):
         self.env: dict = {}
         self.storage: dict = {}
-        self._eval_table: dict = {}
-        self._exec_table: dict = {}
+        self._eval_table = method_table(type(self), "eval_")
+        self._exec_table = method_table(type(self), "exec_")
 
     # -- dispatch -------------------------------------------------------------------------
-    def _method(self, table, prefix, node):
-        method = table.get(type(node))
-        if method is None:
-            for base in type(node).__mro__:
-                method = getattr(self, f"{prefix}_{base.__name__}", None)
-                if method is not None:
-                    break
-            if method is None:
-                raise TIRError(f"the TensorIR interpreter cannot run {type(node).__name__}")
-            table[type(node)] = method
-        return method
-
     def eval(self, expr):
-        return self._method(self._eval_table, "eval", expr)(expr)
+        method = self._eval_table[type(expr)]
+        if method is None:
+            raise TIRError(f"the TensorIR interpreter cannot run {type(expr).__name__}")
+        return method(self, expr)
 
     def exec(self, stmt) -> None:
-        self._method(self._exec_table, "exec", stmt)(stmt)
+        method = self._exec_table[type(stmt)]
+        if method is None:
+            raise TIRError(f"the TensorIR interpreter cannot run {type(stmt).__name__}")
+        method(self, stmt)
 
     # -- expressions ----------------------------------------------------------------------
     def eval_IntImm(self, op):

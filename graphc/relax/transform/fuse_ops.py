@@ -59,7 +59,7 @@ from ...tir.function import PrimFunc
 from ...tir.functor import substitute
 from .. import expr as E
 from ..analysis.graph_partitioner import GraphPartitioner, Group, Node
-from ..analysis.vars import free_symbolic_vars
+from ..analysis.vars import free_symbolic_vars, used_vars
 from ..block_builder import finish_seq
 from ..expr_functor import ExprMutator, ExprVisitor
 from ..op.registry import Op, OpPatternKind
@@ -503,7 +503,7 @@ class _OperatorFusor(ExprMutator):
         """Mark the vars each group hands to another one as that group's outputs."""
         for binding in bindings:
             current = self.group_of(binding.var)
-            for used in _used_vars(binding.value):
+            for used in used_vars(binding.value):
                 producer = self.group_of(used)
                 if producer is None or producer is current:
                     continue
@@ -532,17 +532,6 @@ class _OperatorFusor(ExprMutator):
         for group in per_group:
             visit(group)
         return ordered
-
-
-def _used_vars(expr) -> list:
-    out: list = []
-
-    class _Vars(ExprVisitor):
-        def visit_Var(self, var):
-            out.append(var)
-
-    _Vars().visit_expr(expr)
-    return out
 
 
 @module_pass(opt_level=0, name="FuseOps", copy=False)

@@ -24,6 +24,7 @@ from ...tir.function import PrimFunc
 from ...tir.functor import StmtExprMutator
 from ...tir.stmt import BlockRealize, BufferRegion, BufferStore, For
 from .. import expr as E
+from ..analysis.vars import used_vars
 from ..block_builder import BlockBuilder
 from ..expr_functor import ExprMutator, ExprVisitor
 from ..op.registry import Op
@@ -145,31 +146,14 @@ class InlinePermuteIntoConsumers:
         return new
 
 
-def _uses(func: E.Function) -> dict:
-    """For each var read in `func`: the (call, argument position) pairs where it is a call_tir
-    argument, or None when it is also read any other way."""
+def _call_tir_arguments_only(func: E.Function) -> set:
+    """The vars `func` reads as call_tir arguments and in no other way.
+
+    In normal form a call_tir's arguments are leaves, so whatever a call_tir reads is an argument.
+    """
     call_tir = Op.get("relax.call_tir")
-    uses: dict = {}
-
-    class Collect(ExprVisitor):
-        def visit_Var(self, var):  # noqa: N802 - the functor's naming
-            uses[var] = None
-
-        def visit_Call(self, call):  # noqa: N802
-            if call.op is not call_tir:
-                return super().visit_Call(call)
-            for k, arg in enumerate(call.args[1].fields):
-                if isinstance(arg, E.Var):
-                    if uses.get(arg, []) is not None:
-                        uses.setdefault(arg, []).append((call, k))
-                else:
-                    self.visit_expr(arg)
-            for extra in call.args[2:]:
-                self.visit_expr(extra)
-            return None
-
-    Collect().visit_expr(func)
-    return uses
+    elsewhere = used_vars(func, skip_call=lambda call: call.op is call_tir)
+    return set(used_vars(func)).difference(elsewhere)
 
 
 def func_param_name(func: PrimFunc, index: int) -> str:
@@ -199,14 +183,14 @@ class _Rewriter:
         self.call_tir = Op.get("relax.call_tir")
 
     def rewrite(self, func: E.Function) -> E.Function:
-        uses = _uses(func)
+        only_arguments = _call_tir_arguments_only(func)
         sources = {}  # var bound to a copy -> (source expr, pattern)
         for block in func.body.blocks:
             for b in block.bindings:
                 v = b.value
                 if (isinstance(b, E.VarBinding) and isinstance(v, E.Call) and v.op is self.call_tir
                         and len(v.args) == 2 and v.args[0] in self.copies and len(v.args[1].fields) == 1
-                        and uses.get(b.var)):
+                        and b.var in only_arguments):
                     sources[b.var] = (v.args[1].fields[0], self.copies[v.args[0]])
         if not sources:
             return func
@@ -266,10 +250,10 @@ def _static_shape(sinfo):
 
 def _remove_dead_copies(func: E.Function, sources) -> E.Function:
     """Drop the bindings of copies nothing reads any more."""
-    uses = _uses(func)
+    read = set(used_vars(func))
     blocks = []
     for block in func.body.blocks:
-        kept = tuple(b for b in block.bindings if not (b.var in sources and b.var not in uses))
+        kept = tuple(b for b in block.bindings if not (b.var in sources and b.var not in read))
         blocks.append(block.replace(bindings=kept) if len(kept) != len(block.bindings) else block)
     body = func.body.replace(blocks=tuple(blocks))
     E.set_struct_info(body, func.body.struct_info)

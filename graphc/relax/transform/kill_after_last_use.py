@@ -24,6 +24,7 @@ from __future__ import annotations
 from ...ir.structural import structural_equal
 from ...ir.transform import module_pass
 from .. import expr as E
+from ..analysis.vars import used_vars
 from ..expr_functor import ExprMutator
 from ..op.memory import kill_storage, kill_tensor, void_struct_info
 from ..op.vm import kill_object
@@ -57,30 +58,13 @@ class _FoldTrivialBindings(ExprMutator):
         super().visit_match_cast(binding)
 
 
-def _used_vars(expr, out: set) -> None:
-    """Every Relax var `expr` reads (into `out`), looking inside tuples, calls and If branches."""
-    if isinstance(expr, E.Var):
-        out.add(expr)
-    elif isinstance(expr, E.Tuple):
-        for f in expr.fields:
-            _used_vars(f, out)
-    elif isinstance(expr, E.TupleGetItem):
-        _used_vars(expr.tuple_value, out)
-    elif isinstance(expr, E.Call):
-        if any(is_op(expr, name) for name in _KILL_OPS):
-            return  # a kill is not a use
-        _used_vars(expr.op, out)
-        for a in expr.args:
-            _used_vars(a, out)
-    elif isinstance(expr, E.If):
-        _used_vars(expr.cond, out)
-        _used_vars(expr.true_branch, out)
-        _used_vars(expr.false_branch, out)
-    elif isinstance(expr, E.SeqExpr):
-        for block in expr.blocks:
-            for b in block.bindings:
-                _used_vars(b.value, out)
-        _used_vars(expr.body, out)
+def _is_kill(call: E.Call) -> bool:
+    return any(is_op(call, name) for name in _KILL_OPS)
+
+
+def _reads(expr) -> list:
+    """The Relax vars `expr` reads, inside tuples, calls and If branches; a kill is not a read."""
+    return used_vars(expr, skip_call=_is_kill)
 
 
 class _KillInserter:
@@ -92,9 +76,7 @@ class _KillInserter:
         last_use: dict = {}
         storages, constants, killed = set(), set(), set()
         for i, b in enumerate(bindings):
-            used: set = set()
-            _used_vars(b.value, used)
-            for v in used:
+            for v in _reads(b.value):
                 last_use[v] = i
             value = b.value
             if any(is_op(value, name) for name in _STORAGE_OPS):
@@ -103,8 +85,7 @@ class _KillInserter:
                 constants.add(b.var)
             elif any(is_op(value, name) for name in _KILL_OPS) and isinstance(value.args[0], E.Var):
                 killed.add(value.args[0])
-        outputs: set = set()
-        _used_vars(seq.body, outputs)
+        outputs = set(_reads(seq.body))
         kills: dict = {}  # binding index -> [(group, var)]
         for b in bindings:
             var = b.var

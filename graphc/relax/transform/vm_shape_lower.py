@@ -59,6 +59,7 @@ from ...tir.functor import substitute
 from ...tir.stmt import BufferStore, SeqStmt
 from ...vm.shape_codes import MakeShapeCode, MatchShapeCode
 from .. import expr as E
+from ..analysis.vars import used_vars
 from ..expr_functor import ExprMutator
 from ..op.memory import void_struct_info
 from ..op.vm import call_builtin_with_ctx
@@ -408,11 +409,9 @@ class _ShapeLower(ExprMutator):
 
 
 def _uses(blocks, body, var) -> bool:
-    from ..analysis import free_vars
-
+    """Whether anything but `var`'s own binding reads `var`."""
     rest = [b for block in blocks for b in block.bindings if b.var is not var]
-    seq = E.SeqExpr([E.BindingBlock(rest)], body)
-    return var in free_vars(seq)
+    return var in used_vars(E.SeqExpr([E.BindingBlock(rest)], body))
 
 
 def _without(block, var):

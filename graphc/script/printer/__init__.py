@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import sys
 
+from ...ir.dispatch import rule_table
 from ...ir.module import IRModule
 from ...tir import expr as E
 from ...tir import stmt as S
@@ -35,6 +36,9 @@ _FUNCTION_PRINTERS: dict[type, object] = {
 _PRINTERS: dict[type, object] = {}
 # type -> fn(node) -> str, the text of repr(node)
 _REPR_PRINTERS: dict[type, object] = {}
+# the same, for subclasses too (cleared when a printer is registered)
+_function_printer, _printer = rule_table(_FUNCTION_PRINTERS), rule_table(_PRINTERS)
+_repr_printer = rule_table(_REPR_PRINTERS)
 _RELAX_PRINTERS_LOADED = False
 
 _IMPORTS = {"I": "ir", "T": "tir", "R": "relax"}  # in this order (TVM's)
@@ -43,16 +47,19 @@ _IMPORTS = {"I": "ir", "T": "tir", "R": "relax"}  # in this order (TVM's)
 def register_function_printer(cls: type, fn) -> None:
     """Print functions of type `cls` inside modules with `fn(func, name) -> (lines, {"R", ...})`."""
     _FUNCTION_PRINTERS[cls] = fn
+    _function_printer.clear()
 
 
 def register_printer(cls: type, fn) -> None:
     """Print standalone nodes of type `cls` with `fn(node, **kwargs) -> str`."""
     _PRINTERS[cls] = fn
+    _printer.clear()
 
 
 def register_repr_printer(cls: type, fn) -> None:
     """Give nodes of type `cls` the `repr` text `fn(node) -> str` (names as they are, one line)."""
     _REPR_PRINTERS[cls] = fn
+    _repr_printer.clear()
 
 
 def _load_relax_printers() -> None:
@@ -63,21 +70,14 @@ def _load_relax_printers() -> None:
         from . import relax  # noqa: F401  (registers on import)
 
 
-def _lookup(table: dict, obj):
-    _load_relax_printers()
-    for base in type(obj).__mro__:
-        if base in table:
-            return table[base]
-    return None
-
-
 def _header(namespaces) -> list[str]:
     return [f"# from graphc.script import {module} as {ns}" for ns, module in _IMPORTS.items()
             if ns in namespaces]
 
 
 def _function(func, name: str) -> tuple[list[str], set]:
-    fn = _lookup(_FUNCTION_PRINTERS, func)
+    _load_relax_printers()
+    fn = _function_printer[type(func)]
     if fn is None:
         return [f"# <unprintable function {name}: {type(func).__name__}>"], set()
     return fn(func, name)
@@ -100,7 +100,8 @@ def module_text(mod: IRModule) -> str:
 
 
 def _script(node, **kwargs) -> str:
-    custom = _lookup(_PRINTERS, node)
+    _load_relax_printers()
+    custom = _printer[type(node)]
     if custom is not None:
         return custom(node, **kwargs)
     if isinstance(node, IRModule):
@@ -141,7 +142,8 @@ def repr_text(node) -> str:
     >>> repr_text(tir.Var("n") + 1)
     'n + 1'
     """
-    custom = _lookup(_REPR_PRINTERS, node)
+    _load_relax_printers()
+    custom = _repr_printer[type(node)]
     return custom(node) if custom is not None else _script(node)
 
 

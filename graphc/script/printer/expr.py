@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import math
 
+from ...ir.dispatch import method_table
 from ...ir.dtype import DataType
 from ...tir import expr as E
 from .namer import Namer, sanitize
@@ -38,7 +39,7 @@ class ExprPrinter:
 
     def __init__(self, namer: Namer | None = None):
         self.namer = namer if namer is not None else Namer()
-        self._table: dict[type, object] = {}
+        self._rules = method_table(type(self), "print_")
 
     def __call__(self, expr) -> str:
         return self.visit(expr)[0]
@@ -46,17 +47,10 @@ class ExprPrinter:
     def visit(self, expr) -> tuple[str, int]:
         if isinstance(expr, bool | int | float | str):
             return self.python_value(expr), ATOM
-        cls = type(expr)
-        rule = self._table.get(cls)
+        rule = self._rules[type(expr)]
         if rule is None:
-            for base in cls.__mro__:
-                rule = getattr(self, f"print_{base.__name__}", None)
-                if rule is not None:
-                    break
-            if rule is None:
-                return f"<unprintable {cls.__name__}>", ATOM
-            self._table[cls] = rule
-        return rule(expr)
+            return f"<unprintable {type(expr).__name__}>", ATOM
+        return rule(self, expr)
 
     def wrap(self, expr, min_prec: int) -> str:
         """`expr`'s text, parenthesized when it binds more loosely than `min_prec`."""

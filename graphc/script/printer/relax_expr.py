@@ -22,6 +22,7 @@ import math
 
 import numpy as np
 
+from ...ir.dispatch import method_table
 from ...ir.module import GlobalVar
 from ...relax import expr as E
 from ...relax import struct_info as S
@@ -103,6 +104,7 @@ class RelaxExprPrinter:
         self.standalone = standalone  # repr: names as they are, tensors summarized
         self.uses_cls = False
         self.uses_tir = False
+        self._rules = method_table(type(self), "print_")
 
     # -- struct info ------------------------------------------------------------------------
     def dim(self, value, signature: bool = False) -> str:
@@ -159,16 +161,11 @@ class RelaxExprPrinter:
         return name if name is not None else v.name_hint
 
     def expr(self, e) -> str:
-        method = getattr(self, f"print_{type(e).__name__}", None)
-        if method is None:
-            for base in type(e).__mro__[1:]:
-                method = getattr(self, f"print_{base.__name__}", None)
-                if method is not None:
-                    break
+        method = self._rules[type(e)]
         if method is None:
             name = getattr(e, "name", None)
             return f"Op({name!r})" if isinstance(name, str) else f"<unprintable {type(e).__name__}>"
-        return method(e)
+        return method(self, e)
 
     def print_Var(self, e):
         return self.var(e)

@@ -16,8 +16,10 @@ for i in range(4):
 
 from __future__ import annotations
 
+from ...ir.dispatch import method_table
 from ...tir import expr as E
 from ...tir import stmt as S
+from ...tir.analysis.var_use import uses_any_var
 from .buffers import BufferPrinterMixin
 from .expr import ExprPrinter, pystr
 from .namer import Namer
@@ -48,7 +50,7 @@ class StmtPrinter(BufferPrinterMixin):
         self.depth = 0
         self.loops: dict[int, S.For] = {}
         self.pending_views: list = []
-        self._table: dict[type, object] = {}
+        self._rules = method_table(type(self), "print_")
 
     # -- output -----------------------------------------------------------------------------
     def line(self, text: str) -> None:
@@ -76,18 +78,11 @@ class StmtPrinter(BufferPrinterMixin):
             self.stmt(stmt, last=True)
 
     def stmt(self, stmt, last: bool) -> None:
-        cls = type(stmt)
-        rule = self._table.get(cls)
+        rule = self._rules[type(stmt)]
         if rule is None:
-            for base in cls.__mro__:
-                rule = getattr(self, f"print_{base.__name__}", None)
-                if rule is not None:
-                    break
-            if rule is None:
-                self.line(f"# <unprintable {cls.__name__}>")
-                return
-            self._table[cls] = rule
-        rule(stmt, last)
+            self.line(f"# <unprintable {type(stmt).__name__}>")
+            return
+        rule(self, stmt, last)
 
     # -- simple statements ------------------------------------------------------------------
     def print_SeqStmt(self, op, last):
@@ -198,7 +193,7 @@ class StmtPrinter(BufferPrinterMixin):
     def print_For(self, op, last):
         grid = [op]
         while self._plain(grid[-1]) and self._plain(grid[-1].body) \
-                and not self._uses(grid[-1].body.extent, grid):
+                and not uses_any_var(grid[-1].body.extent, {loop.loop_var for loop in grid}):
             grid.append(grid[-1].body)
         if len(grid) > 1:
             extents = ", ".join(self.expr(loop.extent) for loop in grid)
@@ -242,15 +237,6 @@ class StmtPrinter(BufferPrinterMixin):
         return (isinstance(op, S.For) and op.kind is S.ForKind.SERIAL and not op.annotations
                 and op.thread_binding is None and _is_int(op.min, 0)
                 and op.min.dtype == op.extent.dtype == op.loop_var.dtype)
-
-    @staticmethod
-    def _uses(expr, loops) -> bool:
-        from .scan import _Scanner
-
-        sc = _Scanner()
-        sc.walk(expr)
-        ids = {id(loop.loop_var) for loop in loops}
-        return any(id(v) in ids for v in sc.used_vars)
 
     def range_end(self, lo, extent) -> str:
         """The text of `lo + extent` as the parser expects to read it back."""

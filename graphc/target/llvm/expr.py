@@ -25,18 +25,12 @@ class ExprCodegen:
     """Expression half of the LLVM code generator."""
 
     builder: ir.IRBuilder
+    _visitors: dict  # node class -> visit_<Node> (`method_table`, shared with the statements)
 
     def emit_expr(self, expr) -> ir.Value:
-        cls = type(expr)
-        method = self._expr_table.get(cls)
+        method = self._visitors[type(expr)]
         if method is None:
-            for base in cls.__mro__:
-                method = getattr(type(self), f"visit_{base.__name__}", None)
-                if method is not None:
-                    break
-            if method is None:
-                raise CodegenError(f"LLVM codegen cannot translate expression {cls.__name__}")
-            self._expr_table[cls] = method
+            raise CodegenError(f"LLVM codegen cannot translate expression {type(expr).__name__}")
         return method(self, expr)
 
     # -- leaves --------------------------------------------------------------------------

@@ -27,7 +27,7 @@ from llvmlite import ir
 from ...ir.dtype import DataType
 from ...tir import expr as E
 from ...tir import stmt as S
-from ...tir.functor import post_order_visit
+from ...tir.analysis.var_use import uses_var
 from .types import I32, I64, PTR, const_like
 
 # below this many innermost iterations a parallel region's start-up (~microseconds) dominates
@@ -73,20 +73,14 @@ def _chunk_loop(op: S.For, bindings: dict, lo: ir.Value, hi: ir.Value):
     lo_var, hi_var = E.Var(f"{op.loop_var.name}_lo", dtype), E.Var(f"{op.loop_var.name}_hi", dtype)
     bindings[lo_var], bindings[hi_var] = lo, hi
     body, allocs = op.body, []
-    while isinstance(body, S.Allocate) and not _uses(op.loop_var, (*body.extents, body.condition)):
+    while isinstance(body, S.Allocate) and not any(
+            uses_var(e, op.loop_var) for e in (*body.extents, body.condition)):
         allocs.append(body)
         body = body.body
     stmt = S.For(op.loop_var, lo_var, E.sub(hi_var, lo_var), S.ForKind.SERIAL, body)
     for alloc in reversed(allocs):
         stmt = alloc.replace(body=stmt)
     return stmt
-
-
-def _uses(var, exprs) -> bool:
-    found = []
-    for e in exprs:
-        post_order_visit(e, lambda node: found.append(node) if node is var else None)
-    return bool(found)
 
 
 class ParallelCodegen:

@@ -31,14 +31,10 @@ class StmtCodegen:
     """Statement half of the LLVM code generator."""
 
     def emit_stmt(self, stmt) -> None:
-        cls = type(stmt)
-        method = self._stmt_table.get(cls)
+        method = self._visitors[type(stmt)]
         if method is None:
-            method = getattr(type(self), f"visit_{cls.__name__}", None)
-            if method is None:
-                raise CodegenError(f"{self.func_name}: LLVM codegen cannot translate {cls.__name__}; "
-                                   "run graphc.lower first (blocks must be lowered)")
-            self._stmt_table[cls] = method
+            raise CodegenError(f"{self.func_name}: LLVM codegen cannot translate {type(stmt).__name__}; "
+                               "run graphc.lower first (blocks must be lowered)")
         method(self, stmt)
 
     # -- buffer access ----------------------------------------------------------------------

@@ -23,6 +23,7 @@ was: a serial loop that carries LLVM's vectorize hint.
 
 from __future__ import annotations
 
+from ...ir.dispatch import method_table
 from ...ir.dtype import DataType
 from ...tir import expr as E
 from ...tir import stmt as S
@@ -158,15 +159,10 @@ class _Vectorizer:
 
     # -- expressions -----------------------------------------------------------------------
     def expr(self, e):
-        method = getattr(self, f"e_{type(e).__name__}", None)
-        if method is None:
-            for base in type(e).__mro__[1:]:
-                method = getattr(self, f"e_{base.__name__}", None)
-                if method is not None:
-                    break
+        method = _EXPR_RULES[type(e)]
         if method is None:
             raise _NotVectorizable
-        return method(e)
+        return method(self, e)
 
     def e_Var(self, e):
         return self.vmap.get(e, e)
@@ -282,10 +278,10 @@ class _Vectorizer:
 
     # -- statements ------------------------------------------------------------------------
     def visit_stmt(self, s):
-        method = getattr(self, f"s_{type(s).__name__}", None)
+        method = _STMT_RULES[type(s)]
         if method is None:
             raise _NotVectorizable  # loops, allocations, assertions, while, blocks
-        return method(s)
+        return method(self, s)
 
     def s_BufferStore(self, s):
         if s.predicate is not None:
@@ -328,6 +324,10 @@ class _Vectorizer:
         return s.replace(body=self.visit_stmt(s.body))
 
     s_DeclBuffer = s_AttrStmt
+
+
+_EXPR_RULES = method_table(_Vectorizer, "e_")
+_STMT_RULES = method_table(_Vectorizer, "s_")
 
 
 def _ramp_arith(cls, a, b):

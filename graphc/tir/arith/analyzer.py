@@ -20,6 +20,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 from ...errors import TIRError
+from ..analysis.var_use import uses_var
 from ..expr import (
     EQ,
     LE,
@@ -267,13 +268,7 @@ class Analyzer:
 
 
 def _mentions(expr: PrimExpr | None, var: Var) -> bool:
-    if expr is None:
-        return False
-    from ..functor import post_order_visit
-
-    found = []
-    post_order_visit(expr, lambda e: found.append(True) if e is var else None)
-    return bool(found)
+    return expr is not None and uses_var(expr, var)
 
 
 __all__ = ["Analyzer", "ConstIntBound", "IntervalSet", "ModularSet", "const"]

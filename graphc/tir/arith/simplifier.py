@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import sys
 
+from ...ir.dispatch import rule_table
 from ...ir.dtype import DataType
 from .. import expr as E
 from ..expr import FloorDiv, FloorMod, IntImm, PrimExpr, Var
@@ -90,12 +91,7 @@ class Simplifier:
             return expr
         if isinstance(expr, Var):
             return self.analyzer._subst.get(expr, expr)
-        handler = _HANDLERS.get(type(expr))
-        if handler is None:
-            for base in type(expr).__mro__:
-                handler = _HANDLERS.get(base)
-                if handler is not None:
-                    break
+        handler = _HANDLERS[type(expr)]
         if handler is None:
             return expr
         return handler(self, expr)
@@ -328,7 +324,7 @@ def _shuffle(self: Simplifier, expr: E.Shuffle):
     return expr.replace(vectors=_tuple_args(self, expr.vectors))
 
 
-_HANDLERS = {
+_HANDLERS = rule_table({
     E.Add: Simplifier._arith, E.Sub: Simplifier._arith, E.Mul: Simplifier._arith,
     E.FloorDiv: div_rules.floordiv, E.FloorMod: div_rules.floormod,
     E.Div: div_rules.truncdiv, E.Mod: div_rules.truncmod,
@@ -336,6 +332,6 @@ _HANDLERS = {
     E.And: rules.logical, E.Or: rules.logical, E.Not: rules.logical_not, E.Select: rules.select,
     E.Cast: _cast, E.Let: _let, E.Call: _call, E.BufferLoad: _buffer_load, E.Ramp: _ramp,
     E.Broadcast: _broadcast, E.Shuffle: _shuffle,
-}  # fmt: skip
+})  # fmt: skip
 
 __all__ = ["Simplifier", "is_index", "FloorDiv"]

@@ -9,23 +9,12 @@ from __future__ import annotations
 
 from ...errors import ScheduleError
 from ..analysis.block_access import get_block_access_region, get_block_read_write_region
+from ..analysis.var_use import uses_var
 from ..expr import IntImm, Range, Var
-from ..functor import StmtExprVisitor, substitute
+from ..functor import substitute
 from ..stmt import Block, BlockRealize, For, IterType, IterVar, SeqStmt
 from .blocks import read_buffers, write_buffers
 from .state import enclosing_block, find_block_path, loops_above, replace_stmts, walk
-
-
-def _uses(expr, var: Var) -> bool:
-    found = False
-
-    class _Find(StmtExprVisitor):
-        def visit_Var(self, op):
-            nonlocal found
-            found = found or op is var
-
-    _Find().visit_expr(expr)
-    return found
 
 
 def _check_init_reached(func, block, realize, loops, what: str) -> None:
@@ -67,7 +56,7 @@ def decompose_reduction(func, func_name: str, name: str, loop_var: Var):
         v for iv, v in zip(block.iter_vars, realize.iter_values) if iv.iter_type != IterType.DATA_PAR
     ]
     for lp in loops[:pos]:
-        if any(_uses(v, lp.loop_var) for v in reduce_values):
+        if any(uses_var(v, lp.loop_var) for v in reduce_values):
             raise ScheduleError(
                 f"cannot {what}: loop {lp.loop_var.name} above it drives a reduce iter; the init must go "
                 f"above every loop related to the reduction (decompose at {lp.loop_var.name} or higher)"
@@ -84,13 +73,13 @@ def decompose_reduction(func, func_name: str, name: str, loop_var: Var):
     copies = {}
     kept = []
     for lp in loops[pos:]:
-        if any(_uses(v, lp.loop_var) for _, v in spatial):
+        if any(uses_var(v, lp.loop_var) for _, v in spatial):
             new_var = Var(f"{lp.loop_var.name}_init", lp.loop_var.dtype)
             copies[lp.loop_var] = new_var
             kept.append(lp)
     inner_vars = {lp.loop_var for lp in loops[pos:]}
     for iv, v in spatial:
-        if any(_uses(v, x) for x in inner_vars - set(copies)):
+        if any(uses_var(v, x) for x in inner_vars - set(copies)):
             raise ScheduleError(f"cannot {what}: spatial iter {iv.var.name} depends on a reduce-only loop")
     new_ivs = [IterVar(iv.dom, Var(iv.var.name, iv.var.dtype), IterType.DATA_PAR) for iv, _ in spatial]
     vmap = {iv.var: new.var for (iv, _), new in zip(spatial, new_ivs)}
@@ -127,9 +116,9 @@ def _init_predicate(predicate, copies: dict, reduce_only: set, what: str):
 
     kept = []
     for cond in _conjuncts(predicate):
-        if not any(_uses(cond, v) for v in reduce_only):
+        if not any(uses_var(cond, v) for v in reduce_only):
             kept.append(substitute(cond, copies))
-        elif any(_uses(cond, v) for v in copies):
+        elif any(uses_var(cond, v) for v in copies):
             raise ScheduleError(f"cannot {what}: the block's predicate mixes spatial and reduction loops")
     out = kept[0] if kept else const(True)
     for cond in kept[1:]:
@@ -203,7 +192,7 @@ def rfactor(func, func_name: str, name: str, loop_var: Var, factor_axis: int):
     ]
     if len(spatial) + len(reduce_) != len(block.iter_vars):
         raise ScheduleError(f"cannot {what}: the block has iters that are neither spatial nor reduce")
-    if any(_uses(v, loop_var) for _, v in spatial) or not any(_uses(v, loop_var) for _, v in reduce_):
+    if any(uses_var(v, loop_var) for _, v in spatial) or not any(uses_var(v, loop_var) for _, v in reduce_):
         raise ScheduleError(f"cannot {what}: the loop must drive reduce iters only")
     if not (isinstance(rf_loop.min, IntImm) and rf_loop.min.value == 0):
         raise ScheduleError(f"cannot {what}: the loop starts at {rf_loop.min}, rfactor needs a loop from 0")
@@ -215,9 +204,9 @@ def rfactor(func, func_name: str, name: str, loop_var: Var, factor_axis: int):
             f"cannot {what}: {buf.name} is also written by block(s) {', '.join(others)}; the write-back "
             f"block would run after them"
         )
-    red_loops = [lp for lp in loops if any(_uses(v, lp.loop_var) for _, v in reduce_)]
+    red_loops = [lp for lp in loops if any(uses_var(v, lp.loop_var) for _, v in reduce_)]
     for lp in red_loops:
-        if any(_uses(v, lp.loop_var) for _, v in spatial):
+        if any(uses_var(v, lp.loop_var) for _, v in spatial):
             raise ScheduleError(
                 f"cannot {what}: loop {lp.loop_var.name} drives both spatial and reduce iters"
             )
@@ -265,7 +254,7 @@ def rfactor(func, func_name: str, name: str, loop_var: Var, factor_axis: int):
     rf_realize = BlockRealize(tuple(rf_values), realize.predicate, rf_block)
 
     # the write-back block: B[idx] = B[idx] <op> B_rf[idx with the rf iter], reducing over the rf iter
-    wb_loops = [lp for lp in loops if lp is rf_loop or any(_uses(v, lp.loop_var) for _, v in spatial)]
+    wb_loops = [lp for lp in loops if lp is rf_loop or any(uses_var(v, lp.loop_var) for _, v in spatial)]
     new_loop_vars = {lp.loop_var: Var(lp.loop_var.name, lp.loop_var.dtype) for lp in wb_loops}
     wb_spatial = [IterVar(iv.dom, Var(iv.var.name, iv.var.dtype), IterType.DATA_PAR) for iv, _ in spatial]
     wb_rf = IterVar(
