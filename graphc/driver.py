@@ -168,7 +168,7 @@ def _model_to_module(model, example_inputs=None, dynamic_shapes=None) -> IRModul
 
 def _has_high_level_calls(mod: IRModule) -> bool:
     """Whether a Relax function still calls an operator that legalization would lower."""
-    from .relax import expr as E
+    from .relax import expr as relax_expr
     from .relax.expr_functor import ExprVisitor
     from .relax.op.registry import Op
 
@@ -182,7 +182,7 @@ def _has_high_level_calls(mod: IRModule) -> bool:
             super().visit_Call(call)
 
     for _, func in mod.items():
-        if isinstance(func, E.Function):
+        if isinstance(func, relax_expr.Function):
             Find().visit_expr(func)
             if found:
                 return True

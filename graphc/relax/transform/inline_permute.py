@@ -23,7 +23,7 @@ from ...tir.expr import Var as TIRVar
 from ...tir.function import PrimFunc
 from ...tir.functor import StmtExprMutator
 from ...tir.stmt import BlockRealize, BufferRegion, BufferStore, For
-from .. import expr as E
+from .. import expr as relax_expr
 from ..analysis.vars import used_vars
 from ..block_builder import BlockBuilder
 from ..expr_functor import ExprMutator, ExprVisitor
@@ -135,7 +135,7 @@ class InlinePermuteIntoConsumers:
         changed = False
         call_sites = _call_sites(mod)
         for gv, func in mod.items():
-            if isinstance(func, E.Function):
+            if isinstance(func, relax_expr.Function):
                 rewritten = _Rewriter(new, copies, call_sites).rewrite(func)
                 if rewritten is not func:
                     new[gv] = rewritten
@@ -146,7 +146,7 @@ class InlinePermuteIntoConsumers:
         return new
 
 
-def _call_tir_arguments_only(func: E.Function) -> set:
+def _call_tir_arguments_only(func: relax_expr.Function) -> set:
     """The vars `func` reads as call_tir arguments and in no other way.
 
     In normal form a call_tir's arguments are leaves, so whatever a call_tir reads is an argument.
@@ -172,7 +172,7 @@ def _call_sites(mod) -> dict:
             return super().visit_Call(call)
 
     for _, func in mod.items():
-        if isinstance(func, E.Function):
+        if isinstance(func, relax_expr.Function):
             Count().visit_expr(func)
     return counts
 
@@ -182,15 +182,15 @@ class _Rewriter:
         self.mod, self.copies, self.call_sites = mod, copies, call_sites
         self.call_tir = Op.get("relax.call_tir")
 
-    def rewrite(self, func: E.Function) -> E.Function:
+    def rewrite(self, func: relax_expr.Function) -> relax_expr.Function:
         only_arguments = _call_tir_arguments_only(func)
         sources = {}  # var bound to a copy -> (source expr, pattern)
         for block in func.body.blocks:
             for b in block.bindings:
                 v = b.value
-                if (isinstance(b, E.VarBinding) and isinstance(v, E.Call) and v.op is self.call_tir
-                        and len(v.args) == 2 and v.args[0] in self.copies and len(v.args[1].fields) == 1
-                        and b.var in only_arguments):
+                if (isinstance(b, relax_expr.VarBinding) and isinstance(v, relax_expr.Call)
+                        and v.op is self.call_tir and len(v.args) == 2 and v.args[0] in self.copies
+                        and len(v.args[1].fields) == 1 and b.var in only_arguments):
                     sources[b.var] = (v.args[1].fields[0], self.copies[v.args[0]])
         if not sources:
             return func
@@ -217,7 +217,7 @@ class _Rewriter:
             src, (src_buf, perm) = sources[arg]
             if _static_shape(src.struct_info) != tuple(int(d) for d in src_buf.shape):
                 continue
-            name = src.name_hint if isinstance(src, E.Var) else func_param_name(target, k)
+            name = src.name_hint if isinstance(src, relax_expr.Var) else func_param_name(target, k)
             variant = _with_source(target, k, src_buf, name, perm)
             if variant is None:
                 continue
@@ -230,7 +230,7 @@ class _Rewriter:
         else:
             gv = GlobalVar(self._fresh(callee.name_hint))
             self.mod[gv] = target
-        return BlockBuilder().normalize(call.replace(args=(gv, E.Tuple(args), *call.args[2:])))
+        return BlockBuilder().normalize(call.replace(args=(gv, relax_expr.Tuple(args), *call.args[2:])))
 
     def _fresh(self, base: str) -> str:
         names = {g.name_hint for g in self.mod.get_global_vars()}
@@ -248,7 +248,7 @@ def _static_shape(sinfo):
     return tuple(int(d) for d in dims)
 
 
-def _remove_dead_copies(func: E.Function, sources) -> E.Function:
+def _remove_dead_copies(func: relax_expr.Function, sources) -> relax_expr.Function:
     """Drop the bindings of copies nothing reads any more."""
     read = set(used_vars(func))
     blocks = []
@@ -256,9 +256,9 @@ def _remove_dead_copies(func: E.Function, sources) -> E.Function:
         kept = tuple(b for b in block.bindings if not (b.var in sources and b.var not in read))
         blocks.append(block.replace(bindings=kept) if len(kept) != len(block.bindings) else block)
     body = func.body.replace(blocks=tuple(blocks))
-    E.set_struct_info(body, func.body.struct_info)
+    relax_expr.set_struct_info(body, func.body.struct_info)
     new = func.replace(body=body)
-    E.set_struct_info(new, func.struct_info)
+    relax_expr.set_struct_info(new, func.struct_info)
     return new
 
 
@@ -267,7 +267,7 @@ def _drop_unused_prim_funcs(mod) -> None:
 
     used = set()
     for _, func in mod.items():
-        if isinstance(func, E.Function):
+        if isinstance(func, relax_expr.Function):
             used.update(all_global_vars(func))
     for gv, func in list(mod.items()):
         if isinstance(func, PrimFunc) and gv not in used and "global_symbol" not in func.attrs:

@@ -19,8 +19,8 @@ import sys
 
 from ...ir.dispatch import rule_table
 from ...ir.module import IRModule
-from ...tir import expr as E
-from ...tir import stmt as S
+from ...tir import expr as tir_expr
+from ...tir import stmt as tir_stmt
 from ...tir.buffer import Buffer
 from ...tir.function import PrimFunc
 from .expr import ExprPrinter, expr_text, pystr
@@ -112,15 +112,15 @@ def _script(node, **kwargs) -> str:
     if type(node) in _FUNCTION_PRINTERS:
         lines, used = _function(node, kwargs.get("name") or "main")
         return "\n".join(_header(used) + [""] + lines)
-    if isinstance(node, S.Stmt):
+    if isinstance(node, tir_stmt.Stmt):
         return StmtPrinter().stmt_text(node)
-    if isinstance(node, E.PrimExpr):
+    if isinstance(node, tir_expr.PrimExpr):
         return expr_text(node)
     if isinstance(node, Buffer):
         return StmtPrinter().buffer_call("T.Buffer", node)
-    if isinstance(node, S.BufferRegion):
+    if isinstance(node, tir_stmt.BufferRegion):
         return StmtPrinter().region(node)
-    if isinstance(node, E.Range):
+    if isinstance(node, tir_expr.Range):
         return f"T.Range({expr_text(node.min)}, {expr_text(node.extent)})"
     return repr(node)
 

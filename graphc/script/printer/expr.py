@@ -18,15 +18,17 @@ import math
 
 from ...ir.dispatch import method_table
 from ...ir.dtype import DataType
-from ...tir import expr as E
+from ...tir import expr as tir_expr
 from .namer import Namer, sanitize
 
 OR, AND, NOT, CMP, ADD, MUL, UNARY, ATOM = 1, 2, 3, 4, 9, 10, 11, 13
 
-_BINARY = {E.Add: ("+", ADD), E.Sub: ("-", ADD), E.Mul: ("*", MUL), E.FloorDiv: ("//", MUL),
-           E.FloorMod: ("%", MUL)}
-_COMPARE = {E.EQ: "==", E.NE: "!=", E.LT: "<", E.LE: "<=", E.GT: ">", E.GE: ">="}
-_FUNCS = {E.Min: "T.min", E.Max: "T.max"}
+_BINARY = {tir_expr.Add: ("+", ADD), tir_expr.Sub: ("-", ADD), tir_expr.Mul: ("*", MUL),
+           tir_expr.FloorDiv: ("//", MUL),
+           tir_expr.FloorMod: ("%", MUL)}
+_COMPARE = {tir_expr.EQ: "==", tir_expr.NE: "!=", tir_expr.LT: "<", tir_expr.LE: "<=", tir_expr.GT: ">",
+            tir_expr.GE: ">="}
+_FUNCS = {tir_expr.Min: "T.min", tir_expr.Max: "T.max"}
 
 
 def pystr(text: str) -> str:
@@ -91,10 +93,10 @@ class ExprPrinter:
         if symbol is None:
             if type(op) in _FUNCS:
                 return self.call(_FUNCS[type(op)], [op.a, op.b])
-            if type(op) is E.Div and DataType(op.dtype).is_float:
+            if type(op) is tir_expr.Div and DataType(op.dtype).is_float:
                 symbol = ("/", MUL)
             else:
-                name = "T.truncdiv" if type(op) is E.Div else "T.truncmod"
+                name = "T.truncdiv" if type(op) is tir_expr.Div else "T.truncmod"
                 return self.call(name, [op.a, op.b])
         text, prec = symbol
         return f"{self.wrap(op.a, prec)} {text} {self.wrap(op.b, prec + 1)}", prec
