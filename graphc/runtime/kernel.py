@@ -140,6 +140,8 @@ class Kernel:
         self.params = meta["params"]
         self.sym_vars = [tuple(v) for v in meta["sym_vars"]]
         self.errors = meta.get("errors", [])
+        self.device_type = meta.get("device", "cpu")  # where the buffer arguments must live
+        self.trailing_slots: tuple = ()  # slots after the symbolic variables (GPU host code: its launcher)
         self._owner = owner  # keeps the execution engine (and the machine code) alive
         self._nslots = max(len(self.params) + len(self.sym_vars), 1)
         self._local = threading.local()
@@ -176,6 +178,7 @@ class Kernel:
         int_dims = [(axis, d) for axis, d in enumerate(dims) if isinstance(d, int)]
         simple = not param["strides"] and not any(isinstance(d, list) for d in dims)
         slow = self._buffer
+        home = self.device_type
 
         def check(arg, env, slots, fixups):
             viewer = _VIEWERS.get(type(arg)) if simple else None
@@ -183,7 +186,7 @@ class Kernel:
                 ptr, shape, strides, dt, writeable, device = viewer(arg)
                 if strides is not None and strides != (static_strides or _c_strides(shape)):
                     viewer = None  # maybe contiguous after all (extent-1 dims): the slow path decides
-                elif (dt == dtype and device == "cpu" and len(shape) == rank
+                elif (dt == dtype and device == home and len(shape) == rank
                         and (writeable or not written) and not (align and ptr % align)
                         and (shape == static if static is not None
                              else all(shape[axis] == d for axis, d in int_dims))):
@@ -264,8 +267,10 @@ class Kernel:
                        type(arg).__name__)
         ptr, shape, strides, dtype, writeable, device = viewer(arg)
         strides = None if strides is None else _non_contig(shape, strides)
-        if device != "cpu":
-            self._fail(param, index, "device", "cpu", device, "copy the tensor to graphc.cpu() first")
+        if device != self.device_type:
+            where = "graphc.cpu()" if self.device_type == "cpu" else f"a {self.device_type} device, e.g. " \
+                f"graphc.runtime.tensor(array, graphc.{self.device_type}())"
+            self._fail(param, index, "device", self.device_type, device, f"copy the tensor to {where} first")
         if dtype != param["dtype"]:
             self._fail(param, index, "dtype", param["dtype"], dtype)
         if len(shape) != len(param["shape"]):

@@ -12,7 +12,7 @@ target kinds it compiles for. Everything above `graphc.target` builds tensor pro
 >>> b = np.zeros(4, "float32"); lib["double"](np.arange(4, dtype="float32"), b); b
 array([0., 2., 4., 6.], dtype=float32)
 >>> sorted(backend_kinds())
-['llvm']
+['c', 'cuda', 'llvm', 'opencl']
 """
 
 from __future__ import annotations
@@ -69,9 +69,12 @@ def build(mod: IRModule | PrimFunc, target: str | dict | Target | None = None):
 
 
 def _register_builtin_backends() -> None:
+    from .gpu import build_gpu
     from .llvm.build import build_llvm
 
     register_backend("llvm", build_llvm)
+    register_backend("cuda", build_gpu)
+    register_backend("opencl", build_gpu)
 
 
 _register_builtin_backends()

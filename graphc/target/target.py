@@ -22,13 +22,23 @@ from ..errors import TargetError
 _KINDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "llvm": (("cpu",), ("mcpu", "mattr", "mtriple", "opt-level", "num-cores", "tag")),
     "c": (("cpu",), ("mcpu", "mattr", "mtriple", "tag")),
-    "cuda": (("cuda", "gpu"), ("arch", "max_num_threads", "thread_warp_size", "tag")),
+    "cuda": (("cuda", "gpu"), ("arch", "max_num_threads", "thread_warp_size", "max_shared_memory_per_block",
+                               "tag")),
     "nvptx": (("cuda", "gpu"), ("arch", "mcpu", "mtriple", "max_num_threads", "tag")),
-    "opencl": (("opencl", "gpu"), ("device", "max_num_threads", "thread_warp_size", "tag")),
+    "opencl": (("opencl", "gpu"), ("device", "max_num_threads", "thread_warp_size",
+                                   "max_shared_memory_per_block", "tag")),
 }
+# GPU limits a kind assumes when the target string does not give them (TVM's defaults):
+# threads per block, threads per warp (1: no warp-synchronous code), shared memory bytes per block
+_GPU_DEFAULTS = {
+    "cuda": {"max_num_threads": 1024, "thread_warp_size": 32, "max_shared_memory_per_block": 49152},
+    "nvptx": {"max_num_threads": 1024, "thread_warp_size": 32, "max_shared_memory_per_block": 49152},
+    "opencl": {"max_num_threads": 256, "thread_warp_size": 1, "max_shared_memory_per_block": 16384},
+}
+_DEFAULT_ARCH = {"cuda": "sm_80", "nvptx": "sm_80"}
 _ALIASES = {"cpu": "llvm", "x86": "llvm"}
 _LIST_OPTIONS = ("mattr",)
-_INT_OPTIONS = ("opt-level", "num-cores", "max_num_threads", "thread_warp_size")
+_INT_OPTIONS = ("opt-level", "num-cores", "max_num_threads", "thread_warp_size", "max_shared_memory_per_block")
 _LOCAL = threading.local()
 
 
@@ -93,7 +103,39 @@ class Target:
 
     @property
     def arch(self) -> str:
-        return self.options.get("arch", "")
+        """The GPU architecture (``sm_80`` unless `-arch` says otherwise for CUDA; "" elsewhere)."""
+        return self.options.get("arch", _DEFAULT_ARCH.get(self.kind, ""))
+
+    @property
+    def is_gpu(self) -> bool:
+        return "gpu" in self.keys
+
+    def _gpu_limit(self, key: str) -> int:
+        if key in self.options:
+            return int(self.options[key])
+        defaults = _GPU_DEFAULTS.get(self.kind)
+        if defaults is None:
+            raise TargetError(f"target {self} is not a GPU target: it has no {key}")
+        return defaults[key]
+
+    @property
+    def max_num_threads(self) -> int:
+        """Threads per block (work-group) the generated kernels may use.
+
+        >>> Target("cuda").max_num_threads, Target("opencl -max_num_threads=128").max_num_threads
+        (1024, 128)
+        """
+        return self._gpu_limit("max_num_threads")
+
+    @property
+    def thread_warp_size(self) -> int:
+        """Threads that run in lockstep (32 on CUDA; 1 on OpenCL, where no warp size is assumed)."""
+        return self._gpu_limit("thread_warp_size")
+
+    @property
+    def max_shared_memory_per_block(self) -> int:
+        """Bytes of shared (OpenCL: local) memory one block may allocate."""
+        return self._gpu_limit("max_shared_memory_per_block")
 
     @property
     def opt_level(self) -> int:

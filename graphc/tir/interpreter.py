@@ -3,7 +3,7 @@
 `run_primfunc(func, *arrays, **scalars)` runs a PrimFunc in block form or lowered form
 on numpy arrays, writing outputs in place. Every access is bounds-checked; memory from
 `alloc_buffers` / `Allocate` starts as NaN (floats) so reads of unwritten data show up.
-Loops of every kind (parallel, vectorized, thread-bound) run serially.
+Loops of every kind (parallel, vectorized, thread-bound) and launched threads run serially.
 
 >>> import numpy as np
 >>> from graphc import tir
@@ -306,6 +306,13 @@ class Interpreter:
         del self.env[op.var]
 
     def exec_AttrStmt(self, op):
+        if op.attr_key == "thread_extent" and isinstance(op.node, tir_stmt.IterVar):
+            var = op.node.var  # a launched thread: its body runs once per thread, serially
+            for value in range(int(self.eval(op.value))):
+                self.env[var] = value
+                self.exec(op.body)
+            self.env.pop(var, None)
+            return
         self.exec(op.body)
 
     def exec_AssertStmt(self, op):

@@ -73,6 +73,14 @@ register_intrin("tir.call_extern", None, pure=False)
 register_intrin("tir.call_pure_extern", None)
 register_intrin("tir.tvm_thread_allreduce", None, pure=False)
 register_intrin("tir.tvm_storage_sync", None, pure=False)
+# host code of GPU functions (SplitHostDevice): launch a kernel, allocate device memory
+register_intrin("tir.device_launch", None, pure=False)
+register_intrin("tir.device_alloc", 1, pure=False)
+register_intrin("tir.device_free", 1, pure=False)
+# warp-level primitives (CUDA's __shfl_*_sync, __activemask), made by LowerThreadAllreduce
+register_intrin("tir.tvm_warp_activemask", 0, pure=False)
+register_intrin("tir.tvm_warp_shuffle", 4, pure=False)  # (mask, value, src lane, width)
+register_intrin("tir.tvm_warp_shuffle_down", 4, pure=False)  # (mask, value, delta, width)
 register_intrin("tir.assume", 1, pure=False)
 register_intrin("tir.address_of", 1)
 register_intrin("tir.infinity", 0)
@@ -272,6 +280,43 @@ def likely(cond) -> PrimExpr:
     return Call(cond.dtype, "tir.likely", (cond,))
 
 
+def tvm_storage_sync(scope: str = "shared") -> PrimExpr:
+    """A barrier: every thread of the block waits here until all arrive (`scope` is "shared")."""
+    from .expr import StringImm
+
+    return Call("int32", "tir.tvm_storage_sync", (scope if isinstance(scope, StringImm) else StringImm(scope),))
+
+
+def device_launch(name, index, grid_x, grid_y, grid_z, block_x, block_y, block_z, dyn_shared, *args):
+    """Host code: launch kernel `name` (number `index` of its module) on a grid of blocks."""
+    from .expr import StringImm
+
+    name = name if isinstance(name, StringImm) else StringImm(name)
+    dims = (index, grid_x, grid_y, grid_z, block_x, block_y, block_z, dyn_shared)
+    return Call("int32", "tir.device_launch", (name, *(convert(d) for d in dims), *(convert(a) for a in args)))
+
+
+def device_alloc(nbytes) -> PrimExpr:
+    """Host code: `nbytes` of memory on the device the function runs on (a handle)."""
+    return Call("handle", "tir.device_alloc", (convert(nbytes),))
+
+
+def device_free(ptr) -> PrimExpr:
+    """Host code: release memory from `device_alloc`."""
+    return Call("int32", "tir.device_free", (convert(ptr),))
+
+
+def tvm_thread_allreduce(kind: str, value, cond, dest, *threads) -> PrimExpr:
+    """Combine `value` (where `cond` holds) across the threads `threads` into `dest` (a load of a
+    "local" buffer); `kind` is "sum", "prod", "max" or "min". LowerThreadAllreduce lowers it."""
+    from .expr import StringImm
+
+    value = convert(value)
+    kind = kind if isinstance(kind, StringImm) else StringImm(kind)
+    return Call(value.dtype, "tir.tvm_thread_allreduce",
+                (kind, value, convert(cond), dest, *(convert(t) for t in threads)))
+
+
 def reinterpret(dtype: str, value) -> PrimExpr:
     """The bits of `value` read as `dtype` (same width)."""
     value = convert(value)
@@ -344,6 +389,11 @@ def ceildiv(a, b) -> PrimExpr:
 
 # The helpers re-exported as tir.<name>, te.<name> and T.<name>.
 __all__ = [
+    "device_alloc",
+    "device_free",
+    "device_launch",
+    "tvm_storage_sync",
+    "tvm_thread_allreduce",
     "abs",
     "acos",
     "acosh",

@@ -33,7 +33,7 @@ from .stmt import StmtCodegen
 from .types import F64, I32, I64, PTR, reg_type
 from .vectorize import native_vector_bits, vectorize_loops
 
-CODEGEN_VERSION = "graphc-llvm-3"  # 2: parallel loops on libgomp, TIR vectorizer
+CODEGEN_VERSION = "graphc-llvm-4"  # 2: parallel loops on libgomp, TIR vectorizer; 4: GPU host code
 
 
 class CodeGenLLVM(ExprCodegen, IntrinsicCodegen, StmtCodegen, ParallelCodegen):
@@ -72,6 +72,12 @@ class CodeGenLLVM(ExprCodegen, IntrinsicCodegen, StmtCodegen, ParallelCodegen):
         for var_name, dtype in meta["sym_vars"]:
             arg_types.append(reg_type(dtype))
             binders.append(vars_by_name[var_name])
+        # host code of a GPU function: two more slots, the runtime's launcher and its context
+        launches = bool(func.attrs.get("tir.device_host", False))
+        if launches:
+            arg_types += [I64, I64]
+            binders += [[], []]
+            meta["launch_slots"] = 2
 
         compute = ir.Function(self.module, ir.FunctionType(I32, arg_types), f"{name}_compute")
         compute.linkage = "internal"
@@ -93,6 +99,7 @@ class CodeGenLLVM(ExprCodegen, IntrinsicCodegen, StmtCodegen, ParallelCodegen):
             for var in vars_:
                 same = arg.type == reg_type(var.dtype)
                 self.vars[var] = arg if same else self._convert_int(arg, var.dtype)
+        self.launcher = tuple(compute.args[-2:]) if launches else None
         self.emit_stmt(vectorize_loops(func.body, self.vector_bits))
         if not self.builder.block.is_terminated:
             self.builder.ret(ir.Constant(I32, 0))

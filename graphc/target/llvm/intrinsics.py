@@ -202,7 +202,81 @@ def _infinity(cg, op):
     return constant(op.dtype, float("inf") if dt.is_float else dt.max_value())
 
 
+# The record a GPU function's host code hands the runtime's launcher (`graphc.runtime.device_module`):
+# int64 slots [context, opcode, ...]; opcodes: launch a kernel, allocate or free device memory.
+LAUNCH, ALLOC, FREE = 0, 1, 2
+
+
+def _call_launcher(cg, fields: list) -> ir.Value:
+    """Fill a record with `fields` (i64 values), call the launcher on it, return on failure.
+
+    Returns the record (a pointer to its slots) so a caller can read results back.
+    """
+    from .types import F64, I64
+
+    if getattr(cg, "launcher", None) is None:
+        raise CodegenError(f"{cg.func_name}: device launches and allocations are host code of GPU "
+                           "functions (the attribute tir.device_host); build for 'cuda' or 'opencl'")
+    b = cg.builder
+    fn_addr, context = cg.launcher
+    with b.goto_block(cg.entry_block):
+        b.position_at_start(cg.entry_block)
+        record = b.alloca(ir.ArrayType(I64, len(fields) + 1), name="launch_record")
+        record.type = PTR
+    values = [context, *fields]
+    for k, value in enumerate(values):
+        if isinstance(value.type, ir.PointerType):
+            value = b.ptrtoint(value, I64)
+        elif value.type == F64:
+            value = b.bitcast(value, I64)
+        elif isinstance(value.type, ir.IntType) and value.type.width < 64:
+            value = b.zext(value, I64) if value.type.width == 1 else b.sext(value, I64)
+        b.store(value, b.gep(record, [ir.Constant(I64, k)], source_etype=I64))
+    fn_type = ir.FunctionType(I32, [PTR])
+    rc = b.call(b.inttoptr(fn_addr, fn_type.as_pointer()), [record])
+    ok, fail = b.append_basic_block("launch_ok"), b.append_basic_block("launch_failed")
+    b.cbranch(b.icmp_signed("==", rc, ir.Constant(I32, 0)), ok, fail)
+    b.position_at_end(fail)
+    for ptr in reversed(cg.heap_live):
+        b.call(cg.extern_function("free", ir.VoidType(), [PTR]), [ptr])
+    b.ret(rc)  # the runtime keeps what went wrong; a negative code says "ask it"
+    b.position_at_end(ok)
+    return record
+
+
+def _device_launch(cg, op) -> ir.Value:
+    from .types import I64
+
+    name, *rest = op.args
+    if not isinstance(name, tir_expr.StringImm) or len(rest) < 8:
+        raise CodegenError(f"{cg.func_name}: malformed tir.device_launch {op!r}")
+    # float arguments travel as the bits of a double (bfloat16 too, through float32)
+    rest = [tir_expr.Cast("float64", a) if DataType(a.dtype).is_float and a.dtype != "float64" else a
+            for a in rest]
+    _call_launcher(cg, [ir.Constant(I64, LAUNCH), *[cg.emit_expr(a) for a in rest]])
+    return const_like(I32, 0)
+
+
+def _device_alloc(cg, op) -> ir.Value:
+    from .types import I64
+
+    nbytes = cg.cast(op.args[0].dtype, "int64", cg.emit_expr(op.args[0]))
+    record = _call_launcher(cg, [ir.Constant(I64, ALLOC), nbytes, ir.Constant(I64, 0)])
+    slot = cg.builder.gep(record, [ir.Constant(I64, 3)], source_etype=I64)
+    return cg.builder.inttoptr(cg.builder.load(slot, typ=I64), PTR)
+
+
+def _device_free(cg, op) -> ir.Value:
+    from .types import I64
+
+    _call_launcher(cg, [ir.Constant(I64, FREE), cg.emit_expr(op.args[0])])
+    return const_like(I32, 0)
+
+
 _STRUCTURAL = {
+    "tir.device_launch": _device_launch,
+    "tir.device_alloc": _device_alloc,
+    "tir.device_free": _device_free,
     "tir.if_then_else": IntrinsicCodegen._if_then_else,
     "tir.call_extern": IntrinsicCodegen._extern,
     "tir.call_pure_extern": IntrinsicCodegen._extern,

@@ -43,8 +43,16 @@ def dim_tree(expr, where: str):
 
 
 def written_buffers(func) -> set:
-    """The data Vars the body stores to (or passes to external calls, conservatively)."""
+    """The data Vars the body stores to (or passes to external calls, conservatively).
+
+    The host code of a GPU function stores nothing itself: its kernels' stores are listed by
+    name in the attribute "tir.device_written" (set by SplitHostDevice).
+    """
     written: set = set()
+    device_written = set(func.attrs.get("tir.device_written", ()))
+    for buf in func.buffer_map.values():
+        if buf.data.name in device_written:
+            written.add(buf.data)
 
     def visit(node):
         if isinstance(node, BufferStore):

@@ -133,6 +133,10 @@ class StmtCodegen:
             self.emit_expr(op.value)
 
     def visit_AttrStmt(self, op: tir_stmt.AttrStmt) -> None:
+        if op.attr_key == "thread_extent":
+            tag = getattr(op.node, "thread_tag", "") or "a thread"
+            raise CodegenError(f"{self.func_name}: {getattr(op.node, 'var', op.node)} is launched as {tag}; "
+                               "thread bindings need a GPU target (build for 'cuda' or 'opencl')")
         self.emit_stmt(op.body)
 
     def visit_DeclBuffer(self, op: tir_stmt.DeclBuffer) -> None:
