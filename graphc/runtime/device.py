@@ -249,7 +249,7 @@ class _UnavailableDeviceAPI(DeviceAPI):
         name = _DISPLAY[self.device_type]
         raise DeviceError(
             f"{name} is not available: no {name} back end is registered "
-            f"(graphc's GPU back end arrives in a later release); use graphc.cpu() instead"
+            f"(graphc.runtime.{self.device_type}_api registers it when imported); use graphc.cpu() instead"
         )
 
     alloc = free = copy_from_host = copy_to_host = synchronize = _fail

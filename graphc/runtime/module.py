@@ -175,8 +175,25 @@ class Module:
     export_library = save
 
 
+def _load_device_module(data: bytes, where: str):
+    from .device_module import DeviceModule
+
+    return DeviceModule.from_bytes(data)
+
+
+def _load_source_module(data: bytes, where: str):
+    from .source_module import CSourceModule
+
+    return CSourceModule.from_bytes(data)
+
+
 # magic bytes -> fn(data, where) -> loaded object; kernel Modules here, VM executables by graphc.vm
-_LOADERS: dict[bytes, object] = {_MAGIC: lambda data, where: Module.from_bytes(data)}
+_LOADERS: dict[bytes, object] = {
+    _MAGIC: lambda data, where: Module.from_bytes(data),
+    b"GRAPHCDEV1": _load_device_module,  # graphc.runtime.device_module.MAGIC (GPU modules)
+    b"GRAPHCCSRC1": _load_source_module,  # graphc.runtime.source_module.MAGIC (target "c")
+}
+_KERNEL_MAGICS = (_MAGIC, b"GRAPHCDEV1", b"GRAPHCCSRC1")
 
 
 def register_loader(magic: bytes, loader) -> None:
@@ -186,6 +203,14 @@ def register_loader(magic: bytes, loader) -> None:
     itself never imports the VM.
     """
     _LOADERS[bytes(magic)] = loader
+
+
+def module_from_bytes(data: bytes, where: str = "data"):
+    """A kernel module (CPU, GPU or C source) from the bytes its `to_bytes` wrote."""
+    for magic in _KERNEL_MAGICS:
+        if data.startswith(magic):
+            return _LOADERS[magic](data, where)
+    raise GraphcError(f"{where} is not a graphc kernel module: it starts with {bytes(data[:10])!r}")
 
 
 def load_module(path):

@@ -69,10 +69,12 @@ def build(mod: IRModule | PrimFunc, target: str | dict | Target | None = None):
 
 
 def _register_builtin_backends() -> None:
+    from .c_build import build_c
     from .gpu import build_gpu
     from .llvm.build import build_llvm
 
     register_backend("llvm", build_llvm)
+    register_backend("c", build_c)
     register_backend("cuda", build_gpu)
     register_backend("opencl", build_gpu)
 

@@ -3,7 +3,10 @@
 A rule takes the `Call` and returns the expression to generate instead (usually a
 `call_pure_extern` or a formula of other intrinsics), or None / the call itself when it
 does not apply. Rules registered for the kind ``"default"`` apply to every target.
-The highest `level` wins, as in TVM's `register_intrin_lowering`.
+The highest `level` wins, as in TVM's `register_intrin_lowering`. The table itself lives in
+`graphc.ir.op_attr` (so `graphc.ir.register_intrin_lowering` is the same function); the
+rules graphc ships are registered here, at level 1: libm for "llvm" and "c", each dialect's
+math functions for "cuda" and "opencl" (see `MATH_FUNCTIONS`).
 
 >>> from graphc import tir
 >>> x = tir.Var("x", "float32")
@@ -15,42 +18,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..errors import TargetError
+from ..ir.op_attr import _RULES, lowering_rules, register_intrin_lowering
 
 Rule = Callable[[object], object]
-# (kind, name) -> list of (level, rule), highest level first
-_RULES: dict[tuple[str, str], list[tuple[int, Rule]]] = {}
-
-
-def register_intrin_lowering(op_name: str, target: str = "default", f: Rule | None = None,
-                             level: int = 10, override: bool = False):
-    """Register `f` to lower the intrinsic `op_name` on target kind `target` (a decorator too).
-
-    >>> from graphc import tir
-    >>> tir.register_intrin("tir.demo_twice", 1)
-    Intrinsic(name='tir.demo_twice', num_args=1, pure=True, float_only=False)
-    >>> _ = register_intrin_lowering("tir.demo_twice", "llvm", lambda op: op.args[0] * 2)
-    >>> type(lower_intrin(tir.call_intrin("float32", "tir.demo_twice", 1.5), "llvm")).__name__
-    'FloatImm'
-    """
-    if not op_name.startswith("tir."):
-        op_name = "tir." + op_name
-    kind = str(target).split()[0]
-
-    def register(rule: Rule) -> Rule:
-        entries = _RULES.setdefault((kind, op_name), [])
-        if override:
-            entries.clear()
-        elif any(lvl == level for lvl, _ in entries):
-            raise TargetError(
-                f"a lowering rule for {op_name} on {kind!r} at level {level} exists; "
-                "pass a different level or override=True"
-            )
-        entries.append((level, rule))
-        entries.sort(key=lambda e: -e[0])
-        return rule
-
-    return register if f is None else register(f)
 
 
 def lower_intrin(call, kind: str):
@@ -73,16 +43,20 @@ def lower_intrin(call, kind: str):
 def _apply_once(call, kind: str):
     from ..tir.expr import convert
 
-    for key in ((kind, call.op), ("default", call.op)):
-        for _level, rule in _RULES.get(key, ()):
+    for key_kind in (kind, "default"):
+        for _level, rule in lowering_rules(key_kind, call.op):
             result = rule(call)
             if result is not None and result is not call:
                 return convert(result)
     return None
 
 
+__all__ = ["EXTRA_MATH", "MATH_FUNCTIONS", "has_rule", "lower_intrin", "math_function",
+           "register_intrin_lowering", "_RULES"]
+
+
 def has_rule(name: str, kind: str) -> bool:
-    return bool(_RULES.get((kind, name)) or _RULES.get(("default", name)))
+    return bool(lowering_rules(kind, name) or lowering_rules("default", name))
 
 
 # --- default formulas, valid on every target ---------------------------------------------
@@ -144,3 +118,54 @@ for _name in _LIBM_UNARY:
     register_intrin_lowering(f"tir.{_name}", "llvm", _libm(_name), level=1)
 for _name in ["atan2", "fmod", "hypot", "nextafter"]:
     register_intrin_lowering(f"tir.{_name}", "llvm", _libm(_name, 2), level=1)
+
+
+# --- the math functions of the C-family targets ------------------------------------------
+# tir name -> C99 name of the float64 function. CUDA and C add "f" for float32 (expf);
+# OpenCL's builtins are overloaded on the argument type and keep the plain name. Rounding
+# (`tir.round`) is to nearest even, as on the CPU (rint; nearbyint in C).
+MATH_FUNCTIONS = {
+    "tir.exp": "exp", "tir.exp2": "exp2", "tir.log": "log", "tir.log2": "log2", "tir.log10": "log10",
+    "tir.log1p": "log1p", "tir.expm1": "expm1", "tir.sqrt": "sqrt", "tir.sin": "sin", "tir.cos": "cos",
+    "tir.tan": "tan", "tir.asin": "asin", "tir.acos": "acos", "tir.atan": "atan", "tir.sinh": "sinh",
+    "tir.cosh": "cosh", "tir.tanh": "tanh", "tir.asinh": "asinh", "tir.acosh": "acosh",
+    "tir.atanh": "atanh", "tir.erf": "erf", "tir.floor": "floor", "tir.ceil": "ceil",
+    "tir.round": "rint", "tir.nearbyint": "rint", "tir.trunc": "trunc", "tir.fabs": "fabs",
+    "tir.pow": "pow", "tir.atan2": "atan2", "tir.fmod": "fmod", "tir.hypot": "hypot",
+    "tir.copysign": "copysign", "tir.nextafter": "nextafter",
+}  # fmt: skip
+# functions a dialect has beyond C99, used instead of the default formulas
+EXTRA_MATH = {
+    "cuda": {"tir.rsqrt": "rsqrt", "tir.exp10": "exp10"},
+    "opencl": {"tir.rsqrt": "rsqrt", "tir.exp10": "exp10"},
+    "c": {"tir.round": "nearbyint", "tir.nearbyint": "nearbyint"},
+}
+F32_SUFFIX = {"cuda": "f", "opencl": "", "c": "f"}
+
+
+def math_function(kind: str, op: str, dtype: str) -> str | None:
+    """The name of `op` for a `dtype` (float32/float64) argument in target `kind`'s language."""
+    from ..ir.dtype import DataType
+
+    base = EXTRA_MATH.get(kind, {}).get(op) or MATH_FUNCTIONS.get(op)
+    if base is None:
+        return None
+    return base + F32_SUFFIX.get(kind, "") if DataType(dtype).bits == 32 else base
+
+
+def _dialect_math(kind: str, op_name: str):
+    def rule(op):
+        from ..ir.dtype import DataType
+        from ..tir.op import call_pure_extern
+
+        dt = DataType(op.dtype)
+        if dt.code != "float" or dt.bits not in (32, 64):
+            return None  # the code generator widens float16/bfloat16 to float32 first
+        return call_pure_extern(op.dtype, math_function(kind, op_name, op.dtype), *op.args)
+
+    return rule
+
+
+for _kind in ("cuda", "opencl", "c"):
+    for _op in {**MATH_FUNCTIONS, **EXTRA_MATH[_kind]}:
+        register_intrin_lowering(_op, _kind, _dialect_math(_kind, _op), level=1)

@@ -14,6 +14,7 @@ intrinsics with `register_intrin`.
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 
 from ..errors import TIRError
@@ -86,11 +87,32 @@ register_intrin("tir.address_of", 1)
 register_intrin("tir.infinity", 0)
 
 
+class CallEffectKind(enum.IntEnum):
+    """What a call does besides computing its value (TVM's `tir.CallEffectKind`), the value of
+    an intrinsic's "TCallEffectKind" attribute (`graphc.ir.register_op_attr`)."""
+
+    ExprAnnotation = 0
+    Pure = 1
+    ReadState = 2
+    UpdateState = 3
+    Opaque = 3
+
+
 def call_intrin(dtype: str, name: str, *args) -> Call:
-    """A call of the intrinsic `name` (with or without the "tir." prefix) returning `dtype`."""
+    """A call of the intrinsic `name` (with or without the "tir." prefix) returning `dtype`.
+
+    The intrinsic must be registered: with `register_intrin`, or, as in TVM, by giving it an
+    effect kind with `graphc.ir.register_op_attr(name, "TCallEffectKind", CallEffectKind.Pure)`.
+    """
     if not name.startswith("tir."):
         name = "tir." + name
     intrin = INTRINSICS.get(name)
+    if intrin is None:
+        from ..ir.op_attr import get_op_attr
+
+        effect = get_op_attr(name, "TCallEffectKind")
+        if effect is not None:
+            intrin = register_intrin(name, None, pure=int(effect) == CallEffectKind.Pure)
     if intrin is None:
         raise TIRError(f"unknown intrinsic {name!r}; register it with tir.register_intrin first")
     args = tuple(convert(a) for a in args)
@@ -389,6 +411,7 @@ def ceildiv(a, b) -> PrimExpr:
 
 # The helpers re-exported as tir.<name>, te.<name> and T.<name>.
 __all__ = [
+    "CallEffectKind",
     "device_alloc",
     "device_free",
     "device_launch",

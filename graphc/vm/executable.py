@@ -217,9 +217,9 @@ class Executable:
             if isinstance(err, ExecutableFormatError):
                 raise
             raise ExecutableFormatError(f"{where} is malformed: {err}") from err
-        from ..runtime.module import Module
+        from ..runtime.module import module_from_bytes
 
-        modules = {dev: Module.from_bytes(b) for dev, b in module_blobs.items()}
+        modules = {dev: module_from_bytes(b, f"{where}, {dev} kernels") for dev, b in module_blobs.items()}
         return cls(functions, constants, modules, devices)
 
     def export_library(self, path) -> None:

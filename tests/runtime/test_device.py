@@ -87,13 +87,14 @@ def test_immutable_and_picklable():
 
 def test_exist_and_sync():
     assert cpu().exist
-    assert not cuda().exist
-    assert not opencl().exist
+    assert not cuda(10_000).exist and not opencl(10_000).exist
     cpu().sync()
 
 
 @pytest.mark.parametrize("dev, name", [(cuda(0), "CUDA"), (opencl(0), "OpenCL")])
-def test_unavailable_device_errors(dev, name):
+def test_unavailable_device_errors(dev, name, monkeypatch):
+    """A device type whose back end is not registered fails with one clear error everywhere."""
+    monkeypatch.setitem(device_module._REGISTRY, dev.device_type, device_module._UnavailableDeviceAPI(dev.device_type))
     message = f"{name} is not available: no {name} back end is registered"
     with pytest.raises(DeviceError, match=message):
         empty((4,), "float32", dev)
@@ -153,6 +154,21 @@ def test_registered_back_end_serves_its_device(monkeypatch):
 def test_register_rejects_non_api():
     with pytest.raises(DeviceError, match="expected a DeviceAPI"):
         device_module.register_device_api("cuda", object())
+
+
+def test_cuda_without_a_driver_names_what_is_missing():
+    if cuda(0).exist:
+        pytest.skip("this machine has a CUDA device")
+    with pytest.raises(DeviceError, match="CUDA is not available: (the NVIDIA driver|the Python package "
+                                          "cuda-bindings)"):
+        empty((4,), "float32", cuda(0))
+
+
+def test_missing_opencl_device_names_the_devices():
+    if not opencl(0).exist:
+        pytest.skip("no OpenCL platform: install PoCL (apt-get install pocl-opencl-icd)")
+    with pytest.raises(DeviceError, match="there is no OpenCL device 50"):
+        empty((4,), "float32", opencl(50))
 
 
 def test_back_end_without_devices(monkeypatch):

@@ -344,9 +344,10 @@ class CodeGenC(ExprPrinter):
             unpack.append(_unpack_scalar(self, dtype, index))
             index += 1
         self.stmt(func.body)
-        compute = f"{name}_compute"
+        symbol = _c_identifier(name)
+        compute = f"{symbol}_compute"
         text = [f"static int32_t {compute}({', '.join(params) or 'void'}) {{", *self.lines, "  return 0;", "}", "",
-                f"int32_t {name}(int64_t* slots) {{",
+                f"int32_t {symbol}(int64_t* slots) {{",
                 f"  return {compute}({', '.join(unpack)});", "}", ""]
         self.functions.append("\n".join(text))
         return dict(meta, errors=list(self.errors))
@@ -373,6 +374,14 @@ def _same(a, b) -> bool:
     if isinstance(a, tir_expr.IntImm) and isinstance(b, tir_expr.IntImm):
         return a.value == b.value
     return a is b or Analyzer().can_prove_equal(a, b)
+
+
+def _c_identifier(name: str) -> str:
+    """`name` as a C identifier (a keyword gets a trailing underscore)."""
+    ident = re.sub(r"\W", "_", name) or "f"
+    if ident[0].isdigit():
+        ident = "f_" + ident
+    return ident + "_" if ident in _RESERVED else ident
 
 
 def _strip(text: str) -> str:

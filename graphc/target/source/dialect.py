@@ -13,28 +13,12 @@ names, warp shuffles, how 16-bit floats are stored, and the helper functions a s
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ...errors import CodegenError
 from ...ir.dtype import DataType
 
 _AXES = {"x": 0, "y": 1, "z": 2}
-
-# Math intrinsics: tir name -> C99 libm name of the float64 function (float32 adds "f" in CUDA
-# and C; OpenCL's builtins are overloaded on the argument type and keep the plain name).
-MATH = {
-    "tir.exp": "exp", "tir.exp2": "exp2", "tir.log": "log", "tir.log2": "log2", "tir.log10": "log10",
-    "tir.log1p": "log1p", "tir.expm1": "expm1", "tir.sqrt": "sqrt", "tir.sin": "sin", "tir.cos": "cos",
-    "tir.tan": "tan", "tir.asin": "asin", "tir.acos": "acos", "tir.atan": "atan", "tir.sinh": "sinh",
-    "tir.cosh": "cosh", "tir.tanh": "tanh", "tir.asinh": "asinh", "tir.acosh": "acosh",
-    "tir.atanh": "atanh", "tir.erf": "erf", "tir.floor": "floor", "tir.ceil": "ceil",
-    "tir.round": "rint", "tir.nearbyint": "rint", "tir.trunc": "trunc", "tir.fabs": "fabs",
-    "tir.pow": "pow", "tir.atan2": "atan2", "tir.fmod": "fmod", "tir.hypot": "hypot",
-    "tir.copysign": "copysign", "tir.nextafter": "nextafter",
-}  # fmt: skip
-# extra builtins of a dialect, used instead of the default formulas (sigmoid, rsqrt, exp10)
-_CUDA_EXTRA = {"tir.rsqrt": "rsqrt", "tir.exp10": "exp10"}
-_OPENCL_EXTRA = {"tir.rsqrt": "rsqrt", "tir.exp10": "exp10"}
 
 # Conversions between float and the 16-bit storage formats. CUDA converts with PTX `cvt`;
 # OpenCL and C do it in software (round to nearest even; NaN stays NaN). Names: h = float16,
@@ -102,7 +86,6 @@ class Dialect:
     float_suffix: str = "f"
     int64_suffix: str = "LL"
     math_suffix_f32: str = "f"  # CUDA and C name float math expf; OpenCL overloads exp
-    extra_math: dict = field(default_factory=dict)
     shuffles: bool = False
     prelude: str = ""
     half_helpers: str = _SOFT_HALF
@@ -134,10 +117,10 @@ class Dialect:
         return self.thread_expr[kind].format(axis=axis, index=_AXES[axis])
 
     def math_function(self, op: str, dtype: str) -> str | None:
-        base = self.extra_math.get(op) or MATH.get(op)
-        if base is None:
-            return None
-        return base + self.math_suffix_f32 if DataType(dtype).bits == 32 else base
+        """The name of math intrinsic `op` on float32/float64 (`graphc.target.intrin`'s table)."""
+        from ..intrin import math_function
+
+        return math_function(self.name, op, dtype)
 
     def int_literal(self, value: int, dtype: str) -> str:
         dt = DataType(dtype)
@@ -187,7 +170,6 @@ CUDA = Dialect(
     fn="static __device__ __forceinline__ ",
     as_float="__uint_as_float",
     as_uint="__float_as_uint",
-    extra_math=_CUDA_EXTRA,
     shuffles=True,
     prelude="// graphc: CUDA C for NVRTC (no headers needed)\n",
     half_helpers=_PTX_HALF,
@@ -212,7 +194,6 @@ OPENCL = Dialect(
     as_uint="as_uint",
     int64_suffix="L",
     math_suffix_f32="",
-    extra_math=_OPENCL_EXTRA,
     prelude="// graphc: OpenCL C\n#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n",
 )
 
@@ -237,4 +218,4 @@ C = Dialect(
 
 DIALECTS = {"cuda": CUDA, "opencl": OPENCL, "c": C}
 
-__all__ = ["C", "CUDA", "DIALECTS", "MATH", "OPENCL", "Dialect"]
+__all__ = ["C", "CUDA", "DIALECTS", "OPENCL", "Dialect"]
