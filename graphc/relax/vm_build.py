@@ -298,15 +298,30 @@ class FunctionCodeGen:
 
 
 def build_kernels(mod: IRModule, target) -> dict:
-    """Compile every PrimFunc of `mod` for `target`: {device type: runtime Module}."""
-    prims = {}
+    """Compile every PrimFunc of `mod`: {device type: runtime Module}.
+
+    Kernels run on the target's device; functions marked "tir.is_host_func" (the shape
+    computations of VMShapeLower, which read and write the CPU's shape heap) run on the CPU,
+    so a GPU target gives two modules, {"cpu": ..., "cuda": ...}.
+    """
+    target = Target.resolve(target)
+    device = device_type_of(target)
+    groups: dict[str, dict] = {}
     for gv, func in mod.items():
         if isinstance(func, PrimFunc):
             name = func.attrs.get("global_symbol", gv.name_hint)
-            prims[name] = func.with_attr("global_symbol", name)
-    if not prims:
-        return {}
-    return {"cpu": target_build(IRModule(prims), target)}
+            where = "cpu" if func.attrs.get("tir.is_host_func") else device
+            groups.setdefault(where, {})[name] = func.with_attr("global_symbol", name)
+    modules = {}
+    for where, prims in groups.items():
+        build_for = target if where == device else Target(target.host or "llvm")
+        modules[where] = target_build(IRModule(prims), build_for)
+    return modules
+
+
+def device_type_of(target) -> str:
+    """The device type the kernels of `target` run on: "cpu" for "llvm" and "c"."""
+    return Device(target.kind if target.is_gpu else "cpu", 0).device_type
 
 
 def codegen(mod: IRModule, modules: dict | None = None, devices=None) -> Executable:
@@ -319,8 +334,12 @@ def codegen(mod: IRModule, modules: dict | None = None, devices=None) -> Executa
     functions = [entries.get(i, f) for i, f in enumerate(ctx.functions)]
     modules = modules or {}
     for f in functions:
-        if f.kind == "kernel" and f.device not in modules:
-            raise CodegenError(f"kernel {f.name!r} was not compiled (no {f.device} kernel module)")
+        if f.kind != "kernel":
+            continue
+        homes = [dev for dev, m in modules.items() if f.name in m]
+        if not homes:
+            raise CodegenError(f"kernel {f.name!r} was not compiled (no kernel module has it)")
+        f.device = homes[0]
     return Executable(functions, ctx.constants, modules, devices)
 
 
@@ -339,8 +358,7 @@ def build(mod: IRModule, target=None, params=None, *, vm_lowering: bool = True) 
         with target:
             mod = VMLoweringPipeline()(mod)
     modules = build_kernels(mod, target)
-    device = "cpu" if target.kind == "llvm" else target.kind
-    return codegen(mod, modules, [Device(device, 0)])
+    return codegen(mod, modules, [Device(device_type_of(target), 0)])
 
 
-__all__ = ["build", "build_kernels", "codegen"]
+__all__ = ["build", "build_kernels", "codegen", "device_type_of"]

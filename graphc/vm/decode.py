@@ -257,6 +257,9 @@ class Decoder:
         for index, axis in sources:
             fmt += "q"
             values.append(f"{expanded[index]}.shape[{int(axis)}]")
+        for value in kernel.trailing_slots:  # GPU host code: its launcher and launch context
+            fmt += "q"
+            values.append(repr(int(value)))
         if not values:
             fmt += "q"
             values.append("0")

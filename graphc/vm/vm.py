@@ -167,8 +167,19 @@ class VirtualMachine:
             if module is None:
                 raise VMError(f"kernel {entry.name!r} runs on {entry.device}, but the executable has no "
                               f"{entry.device} code")
-            kernel = self._kernels[findex] = module.get_function(entry.name)
+            kernel = module.get_function(entry.name)
+            if entry.device != "cpu":  # GPU code launches on this VM's device of that type
+                kernel = kernel.on(self.device_of_type(entry.device))
+            self._kernels[findex] = kernel
         return kernel
+
+    def device_of_type(self, device_type: str) -> Device:
+        """This VM's device of `device_type` (its first one)."""
+        for d in self.devices:
+            if d.device_type == device_type:
+                return d
+        raise VMError(f"the executable has {device_type} kernels, but this VirtualMachine runs on "
+                      f"{', '.join(str(d) for d in self.devices)}; create it with graphc.{device_type}()")
 
     def builtin(self, name: str):
         """The builtin `name`; a VMError when the executable calls one that is not registered."""
