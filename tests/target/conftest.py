@@ -53,3 +53,10 @@ def run_ew():
 def build_func():
     """`build_func(prim_func, name="main", target="llvm")`: compile without lowering passes."""
     return compile_func
+
+
+# the GPU tests share their programs through tests/target/gpu_programs.py
+import os  # noqa: E402
+import sys  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(__file__))

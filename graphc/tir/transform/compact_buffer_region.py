@@ -10,6 +10,11 @@ A buffer that `Schedule.storage_align` aligned (the "buffer_dim_align" annotatio
 writing block) also gets the padded strides of `storage_align.aligned_strides`, computed
 from its compacted shape as TVM does; its allocation then covers the strided span.
 
+On a GPU each thread has its own "local" memory and each block its own "shared" memory, so
+loops bound to those threads (all thread axes for "local" and "warp", `blockIdx` for
+"shared") are not relaxed: their index stays a symbol, the same for every loop bound to one
+tag, and a per-thread accumulator `C_local[i, j]` under `threadIdx.y/x` becomes one element.
+
 >>> from graphc import tir
 >>> from graphc.tir.transform.compact_buffer_region import compact_buffer_allocation
 >>> compact_buffer_allocation(tir.PrimFunc([], tir.Evaluate(0))).body.value.value
@@ -20,29 +25,63 @@ from __future__ import annotations
 
 from ...ir.dtype import DataType
 from ..arith import Analyzer
-from ..expr import IntImm, Range, max_value_of, min_value_of
+from ..analysis.var_use import used_vars, uses_any_var
+from ..expr import IntImm, Range, Var, const, max_value_of, min_value_of
 from ..function import PrimFunc
-from ..functor import BufferAccessMutator, StmtExprVisitor
-from ..stmt import BufferRegion
+from ..functor import BufferAccessMutator, StmtExprVisitor, substitute
+from ..stmt import BufferRegion, ForKind
 from .function_pass import prim_func_pass
 from .storage_align import aligned_strides, collect_dim_aligns
+
+
+def _private_tags(scope: str) -> tuple:
+    """Thread tags whose loops each have their own copy of a buffer of `scope`."""
+    if scope.startswith(("local", "warp")):
+        return ("blockIdx", "threadIdx", "vthread")
+    if scope.startswith("shared"):
+        return ("blockIdx",)
+    return ()
 
 
 class _Hulls(StmtExprVisitor):
     """Per buffer and dimension, the [min, max] hull of the indices used (None: unknown)."""
 
-    def __init__(self, buffers, analyzer):
+    def __init__(self, buffers, analyzer, canonical: dict):
         self.analyzer = analyzer
         self.dom: dict = {}
         self.hulls = {b: [None] * len(b.shape) for b in buffers}
         self.unknown = {b: [False] * len(b.shape) for b in buffers}
+        self.canonical = canonical  # thread tag -> the Var standing for that thread index
+        self.threads: dict = {}  # enclosing thread-bound loop var -> its tag
+        self.tags_seen: dict = {}  # buffer -> tags bound around every access (None: none yet)
 
     def visit_For(self, op):
         self.visit_expr(op.min)
         self.visit_expr(op.extent)
         self.dom[op.loop_var] = Range(op.min, op.extent)
+        tag = op.thread_binding.thread_tag if op.kind == ForKind.THREAD_BINDING and op.thread_binding else None
+        if tag is not None:
+            self.threads[op.loop_var] = tag
         self.visit_stmt(op.body)
         del self.dom[op.loop_var]
+        self.threads.pop(op.loop_var, None)
+
+    def private(self, buffer, indices):
+        """`indices` with the loops private to `buffer`'s scope replaced by their tags' symbols."""
+        tags = _private_tags(buffer.scope)
+        if not tags or not self.threads:
+            return indices
+        vmap = {}
+        for var, tag in self.threads.items():
+            if tag.startswith(tags):
+                canon = self.canonical.get(tag)
+                if canon is None:
+                    canon = self.canonical[tag] = Var(tag.replace(".", "_"), var.dtype)
+                vmap[var] = canon + self.dom[var].min if not _is_zero(self.dom[var].min) else canon
+        around = set(self.threads.values())
+        seen = self.tags_seen.get(buffer)
+        self.tags_seen[buffer] = around if seen is None else seen & around
+        return tuple(substitute(i, vmap) for i in indices) if vmap else indices
 
     def visit_LetStmt(self, op):
         self.visit_expr(op.value)
@@ -72,6 +111,7 @@ class _Hulls(StmtExprVisitor):
     def record(self, buffer, indices) -> None:
         if buffer not in self.hulls:
             return
+        indices = self.private(buffer, indices)
         hull, unknown = self.hulls[buffer], self.unknown[buffer]
         for d, index in enumerate(indices):
             if unknown[d]:
@@ -117,21 +157,52 @@ def _is_zero(expr) -> bool:
 
 
 class _Shift(BufferAccessMutator):
-    """Point accesses of compacted buffers at the new buffer, shifted by the offsets."""
+    """Point accesses of compacted buffers at the new buffer, shifted by the offsets (where an
+    offset names a thread tag's symbol, the enclosing loop bound to that tag)."""
 
-    def __init__(self, remap: dict):
+    def __init__(self, remap: dict, canonical: dict):
         self.remap = remap
+        self.by_symbol = {var: tag for tag, var in canonical.items()}
+        self.threads: dict = {}  # tag -> the enclosing loop bound to it
+
+    def visit_For(self, op):
+        tag = op.thread_binding.thread_tag if op.kind == ForKind.THREAD_BINDING and op.thread_binding else None
+        if tag is None:
+            return super().visit_For(op)
+        saved = self.threads.get(tag)
+        self.threads[tag] = op
+        try:
+            return super().visit_For(op)
+        finally:
+            if saved is None:
+                del self.threads[tag]
+            else:
+                self.threads[tag] = saved
+
+    def localize(self, offset):
+        if offset is None or not self.by_symbol:
+            return offset
+        vmap = {}
+        for var in used_vars(offset):
+            tag = self.by_symbol.get(var)
+            if tag is not None:
+                loop = self.threads[tag]
+                vmap[var] = loop.loop_var - loop.min if not _is_zero(loop.min) else loop.loop_var
+        return substitute(offset, vmap) if vmap else offset
 
     def rewrite_access(self, buffer, indices):
         if buffer not in self.remap:
             return None
         new, offsets = self.remap[buffer]
+        offsets = [self.localize(off) for off in offsets]
         return new, tuple(i if off is None else i - off for i, off in zip(indices, offsets))
 
     def visit_buffer_region(self, region: BufferRegion) -> BufferRegion:
         region = super().visit_buffer_region(region)
         if region.buffer in self.remap:
             new, offsets = self.remap[region.buffer]
+            if any(off is not None and uses_any_var(off, set(self.by_symbol)) for off in offsets):
+                return BufferRegion(new, tuple(Range(const(0, d.dtype), d) for d in new.shape))
             ranges = tuple(
                 r if off is None else Range(r.min - off, r.extent) for r, off in zip(region.region, offsets)
             )
@@ -161,13 +232,14 @@ def compact_buffer_allocation(func: PrimFunc) -> PrimFunc:
     analyzer = Analyzer()
     aligns = collect_dim_aligns(func.body)
     remap: dict = {}
+    canonical: dict = {}
 
     class _Collect(StmtExprVisitor):
         def visit_BlockRealize(self, op):
             block = op.block
             hulls = None
             if block.alloc_buffers and not block.iter_vars:
-                hulls = _Hulls(block.alloc_buffers, analyzer)
+                hulls = _Hulls(block.alloc_buffers, analyzer, canonical)
                 if block.init is not None:
                     hulls.visit_stmt(block.init)
                 hulls.visit_stmt(block.body)
@@ -175,6 +247,8 @@ def compact_buffer_allocation(func: PrimFunc) -> PrimFunc:
                 found = None
                 if hulls is not None:
                     found = _compacted(buf, hulls.hulls[buf], hulls.unknown[buf], analyzer)
+                    if found is not None and not _tags_available(found[1], hulls, buf, canonical):
+                        found = None
                 if buf in aligns:
                     found = _aligned(buf, found, aligns[buf])
                 if found is not None:
@@ -184,7 +258,14 @@ def compact_buffer_allocation(func: PrimFunc) -> PrimFunc:
     _Collect().visit_stmt(func.body)
     if not remap:
         return func
-    return func.with_body(_Shift(remap).visit_stmt(func.body))
+    return func.with_body(_Shift(remap, canonical).visit_stmt(func.body))
+
+
+def _tags_available(offsets, hulls, buffer, canonical: dict) -> bool:
+    """Whether every thread symbol in `offsets` has a loop bound to its tag around each access."""
+    symbols = {var: tag for tag, var in canonical.items()}
+    needed = {symbols[v] for off in offsets if off is not None for v in used_vars(off) if v in symbols}
+    return not needed or needed <= (hulls.tags_seen.get(buffer) or set())
 
 
 @prim_func_pass(opt_level=0, name="CompactBufferAllocation")

@@ -43,7 +43,7 @@ from __future__ import annotations
 from ...errors import ScheduleError
 from ..analysis.var_use import uses_any_var
 from ..buffer import decl_buffer
-from ..expr import Add, Call, Max, Min, Mul, all_of, const
+from ..expr import Add, Call, Max, Min, Mul, all_of, const, convert
 from ..function import PrimFunc
 from ..op import tvm_thread_allreduce
 from ..functor import substitute
@@ -146,7 +146,7 @@ def _rewrite(func: PrimFunc, path: tuple) -> PrimFunc:
     allreduce = Evaluate(tvm_thread_allreduce(REDUCE_KINDS[kind], value, cond, cross[0],
                                               *[lp.loop_var for lp in threads]))
     first_thread = [] if buf.scope.startswith("local") else \
-        [lp.loop_var == lp.min for lp in threads]
+        [convert(lp.loop_var == lp.min) for lp in threads]
     write_back = _opaque(f"{name}_write_back", BufferStore(buf, cross[0], idx),
                          all_of(*spatial_pred, *first_thread) if spatial_pred or first_thread else None)
     tail = [_opaque(f"{name}_cross_thread", allreduce), write_back]

@@ -47,6 +47,7 @@ from ..expr import (
     StringImm,
     Var,
     const,
+    convert,
     max_value_of,
     min_value_of,
 )  # fmt: skip
@@ -248,7 +249,7 @@ class _Lower(StmtMutator):
         for var, val in reversed([(w0, if_then_else(lane < nwarps, buf[(base + lane,)], identity(kind, dtype))),
                                   *lets2]):
             tail = LetStmt(var, val, tail)
-        stmts = SeqStmt((IfThenElse(lane == 0, BufferStore(buf, partial, (base + warp_id,))), storage_sync(),
+        stmts = SeqStmt((IfThenElse(convert(lane == 0), BufferStore(buf, partial, (base + warp_id,))), storage_sync(),
                          tail))
         body = Allocate(buf.data, dtype, (const(groups * nwarps),), const(True), stmts, "shared")
         for var, val in reversed([(mask, _warp_call("activemask", "uint32")), (v0, start), *lets1]):
