@@ -88,15 +88,15 @@ def build_host(hosts: dict, kind: str) -> Module:
     return Module(obj, metas, info, ll)
 
 
-def compile_device(kind: str, source: str, target: Target) -> tuple[dict, str | None, dict]:
-    """(binaries, PTX, per-kernel info) of the device source; OpenCL compiles at load time."""
+def compile_device(kind: str, source: str, target: Target, kernels=()) -> tuple[dict, str | None, dict]:
+    """(binaries, PTX, info per kernel of `kernels`) of the device source; OpenCL compiles at load time."""
     if kind != "cuda":
         return {}, None, {}
     from .nvrtc import compile_cuda, parse_ptxas_log
 
     cubin, ptx, log = compile_cuda(source, target.arch)
     usage = parse_ptxas_log(log)
-    return {target.arch: cubin}, ptx, {name: {target.arch: u} for name, u in usage.items()}
+    return {target.arch: cubin}, ptx, {name: {target.arch: usage[name]} for name in kernels if name in usage}
 
 
 def build_gpu(mod, target: Target) -> DeviceModule:
@@ -106,7 +106,7 @@ def build_gpu(mod, target: Target) -> DeviceModule:
     cg = CodeGenC(DIALECTS[kind], kind)
     metas = [cg.add_kernel(k) for k in kernels]
     source = cg.source()
-    binaries, ptx, info = compile_device(kind, source, target)
+    binaries, ptx, info = compile_device(kind, source, target, [m["name"] for m in metas])
     code = DeviceCode(kind, source, metas, binaries, ptx, info)
     return DeviceModule(build_host(hosts, kind), code, {"str": str(target), "kind": kind, "arch": target.arch})
 

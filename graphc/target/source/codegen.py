@@ -145,7 +145,11 @@ class CodeGenC(ExprPrinter):
         self.line(f"{self.expr(value)};")
 
     def s_BufferStore(self, op) -> None:
-        value = self.to_storage(self.expr(op.value), op.buffer.dtype)
+        src = op.value
+        if isinstance(src, tir_expr.BufferLoad) and src.buffer.dtype == op.buffer.dtype and src.dtype == op.buffer.dtype:
+            value = f"{self.pointer(src.buffer)}[{self.index(src.buffer, src.indices)}]"  # a copy: the bits
+        else:
+            value = self.to_storage(self.expr(op.value), op.buffer.dtype)
         self.line(f"{self.pointer(op.buffer)}[{self.index(op.buffer, op.indices)}] = {value};")
 
     def s_LetStmt(self, op) -> None:
