@@ -1,9 +1,11 @@
 """DLPack exchange: share tensor memory with numpy, PyTorch and any other DLPack library.
 
 Export (``Tensor.__dlpack__``) delegates to numpy for the dtypes numpy's DLPack knows and
-builds the capsule itself (with ctypes) for the rest (bfloat16) and for device tensors.
+builds the capsule itself (with ctypes) for the rest (bfloat16) and for CUDA tensors.
 Import (`from_dlpack`) shares memory when the source lives on the CPU and is C-contiguous
-and writable, and copies into a fresh 64-byte aligned tensor otherwise.
+and writable, and copies into a fresh 64-byte aligned tensor otherwise. CUDA memory (a
+`torch.cuda` tensor) is shared without a copy: the tensor lands on `graphc.cuda(i)`.
+OpenCL tensors have no DLPack form (their addresses are graphc's own).
 
 >>> import numpy as np
 >>> source = np.arange(4, dtype="float32")
@@ -22,7 +24,7 @@ import ctypes
 import numpy as np
 
 from ..errors import DeviceError
-from .device import kDLCPU, kDLCUDAHost
+from .device import Device, kDLCPU, kDLCUDA, kDLCUDAHost, kDLOpenCL
 from .tensor import Tensor, _canonical_dtype, empty
 
 kDLInt, kDLUInt, kDLFloat, kDLBfloat, kDLBool = 0, 1, 2, 4, 6
@@ -130,6 +132,10 @@ def export_capsule(tensor: Tensor, *, stream=None, max_version=None, dl_device=N
             raise BufferError(f"__dlpack__: cannot export a tensor on {tensor.device} to device {dl_device}")
         copy = True
     if tensor._array is None and not copy:
+        if tensor.device.dlpack_code == kDLOpenCL:
+            raise BufferError("__dlpack__: OpenCL tensors cannot be exported through DLPack; copy to the CPU "
+                              "with .numpy() or .copyto(graphc.cpu())")
+        tensor.device.sync()  # the consumer may use another stream: finish our work first
         return make_capsule(tensor, tensor.data_ptr, tensor.shape, tensor.strides, tensor.dtype,
                             *here)  # fmt: skip
     array = tensor.numpy() if copy else tensor._array
@@ -194,6 +200,30 @@ def _array_from_capsule(capsule) -> np.ndarray:
     return np.asarray(_ArrayView(interface, owner)).view(np_dtype)
 
 
+def _cuda_tensor_from_capsule(capsule) -> Tensor:
+    """A graphc CUDA tensor sharing the memory of a consumed CUDA DLPack capsule."""
+    if not _capsule_is_valid(capsule, _NAME):
+        raise TypeError("from_dlpack: expected an unconsumed 'dltensor' capsule")
+    address = _capsule_pointer(capsule, _NAME)
+    dl = DLManagedTensor.from_address(address).dl_tensor
+    code, bits, lanes = dl.dtype.code, dl.dtype.bits, dl.dtype.lanes
+    names = {kDLInt: "int", kDLUInt: "uint", kDLFloat: "float", kDLBfloat: "bfloat"}
+    if lanes != 1 or (code not in names and code != kDLBool):
+        raise TypeError(f"from_dlpack: unsupported DLPack dtype code={code} bits={bits} lanes={lanes}")
+    dtype, np_dtype = _canonical_dtype("bool" if code == kDLBool else f"{names[code]}{bits}", "from_dlpack")
+    shape = tuple(dl.shape[i] for i in range(dl.ndim))
+    if dl.strides:
+        step = 1
+        for dim, stride in zip(reversed(shape), reversed([dl.strides[i] for i in range(dl.ndim)])):
+            if dim != 1 and stride != step:
+                raise DeviceError("from_dlpack: the CUDA tensor is not contiguous; pass .contiguous()")
+            step *= dim
+    _capsule_set_name(capsule, _USED_NAME)
+    owner = _ImportedTensor(address)
+    return Tensor._make(Device("cuda", dl.device.device_id), shape, np_dtype, dtype,
+                        (dl.data or 0) + dl.byte_offset, None, owner)
+
+
 def _is_capsule(obj) -> bool:
     return type(obj).__name__ == "PyCapsule"
 
@@ -217,10 +247,12 @@ def from_dlpack(obj) -> Tensor:
         array = _array_from_capsule(obj)
     elif hasattr(obj, "__dlpack__"):
         code, index = obj.__dlpack_device__() if hasattr(obj, "__dlpack_device__") else (kDLCPU, 0)
+        if code == kDLCUDA:
+            return _cuda_tensor_from_capsule(obj.__dlpack__(stream=1))  # 1: the legacy default stream
         if code not in (kDLCPU, kDLCUDAHost):
             raise DeviceError(
-                f"from_dlpack: the source is on DLPack device type {code} (index {index}); only CPU "
-                "memory can be imported until graphc's GPU back end is available; move it to the CPU first"
+                f"from_dlpack: the source is on DLPack device type {code} (index {index}); graphc imports "
+                "CPU and CUDA memory; move it to the CPU first"
             )
         try:
             array = np.from_dlpack(obj)

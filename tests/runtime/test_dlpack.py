@@ -155,15 +155,35 @@ def test_import_errors():
     with pytest.raises(DataTypeError, match="complex64"):
         from_dlpack(torch.zeros(2, dtype=torch.complex64))
 
-    class OnGPU:
+    class OnOpenCL:
         def __dlpack_device__(self):
-            return (2, 0)
+            return (4, 0)
 
         def __dlpack__(self, **kwargs):
             raise AssertionError("must not be called")
 
-    with pytest.raises(DeviceError, match="DLPack device type 2"):
-        from_dlpack(OnGPU())
+    with pytest.raises(DeviceError, match="DLPack device type 4"):
+        from_dlpack(OnOpenCL())
+
+
+def test_cuda_memory_is_imported_without_a_copy():
+    """A CUDA producer (torch.cuda on a GPU machine): the graphc tensor shares its address."""
+    from graphc.runtime import cuda
+    from graphc.runtime.dlpack import make_capsule
+
+    keep = np.zeros(6, "float32")
+    address = keep.ctypes.data  # stands in for device memory: never dereferenced here
+
+    class OnCUDA:
+        def __dlpack_device__(self):
+            return (2, 1)
+
+        def __dlpack__(self, stream=None, **kwargs):
+            assert stream == 1  # graphc works on the legacy default stream
+            return make_capsule(keep, address, (2, 3), (3, 1), "float32", 2, 1)
+
+    t = from_dlpack(OnCUDA())
+    assert (t.device, t.shape, t.dtype, t.data_ptr) == (cuda(1), (2, 3), "float32", address)
 
 
 def test_export_to_other_device_is_refused():
