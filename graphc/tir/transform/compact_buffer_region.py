@@ -11,8 +11,8 @@ writing block) also gets the padded strides of `storage_align.aligned_strides`, 
 from its compacted shape as TVM does; its allocation then covers the strided span.
 
 On a GPU each thread has its own "local" memory and each block its own "shared" memory, so
-loops bound to those threads (all thread axes for "local" and "warp", `blockIdx` for
-"shared") are not relaxed: their index stays a symbol, the same for every loop bound to one
+loops bound to those threads (all thread axes for "local", `blockIdx` for "shared" and
+"warp") are not relaxed: their index stays a symbol, the same for every loop bound to one
 tag, and a per-thread accumulator `C_local[i, j]` under `threadIdx.y/x` becomes one element.
 
 >>> from graphc import tir
@@ -36,9 +36,9 @@ from .storage_align import aligned_strides, collect_dim_aligns
 
 def _private_tags(scope: str) -> tuple:
     """Thread tags whose loops each have their own copy of a buffer of `scope`."""
-    if scope.startswith(("local", "warp")):
+    if scope.startswith("local"):
         return ("blockIdx", "threadIdx", "vthread")
-    if scope.startswith("shared"):
+    if scope.startswith(("shared", "warp")):  # graphc keeps "warp" memory in shared memory
         return ("blockIdx",)
     return ()
 
