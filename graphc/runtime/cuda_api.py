@@ -96,7 +96,8 @@ class CUDADeviceAPI(DeviceAPI):
                 except DeviceError as err:
                     self._problem = f"the NVIDIA driver could not start ({err})"
                 except Exception as err:  # noqa: BLE001 - the bindings raise a loader error without libcuda
-                    self._problem = f"the NVIDIA driver (libcuda) is not installed or cannot be loaded ({err})"
+                    self._problem = f"the NVIDIA driver (libcuda) is not installed or cannot be loaded " \
+                                    f"({err})"
             except DeviceError as err:
                 self._problem = str(err).removeprefix("CUDA is not available: ")
             self._count = count
@@ -131,17 +132,18 @@ class CUDADeviceAPI(DeviceAPI):
             driver = self._context(index)
             dev = _check(driver, driver.cuDeviceGet(index), f"open device {index}")
             attr = driver.CUdevice_attribute
-            major = _check(driver, driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
-                                                               dev), "read the compute capability")
-            minor = _check(driver, driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
-                                                               dev), "read the compute capability")
+            major, minor = (
+                _check(driver, driver.cuDeviceGetAttribute(which, dev), "read the compute capability")
+                for which in (attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                              attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR))
             arch = self._arch[index] = f"sm_{major}{minor}"
         return arch
 
     # -- memory ----------------------------------------------------------------------------------
     def alloc(self, index: int, nbytes: int, alignment: int = ALIGNMENT) -> _Allocation:
         driver = self._context(index)
-        ptr = _check(driver, driver.cuMemAlloc(max(int(nbytes), 1)), f"allocate {nbytes} bytes on cuda({index})")
+        ptr = _check(driver, driver.cuMemAlloc(max(int(nbytes), 1)),
+                     f"allocate {nbytes} bytes on cuda({index})")
         return _Allocation(self, int(ptr), index, int(nbytes))
 
     def _free_ptr(self, index: int, ptr: int) -> None:
@@ -179,7 +181,8 @@ class CUDADeviceAPI(DeviceAPI):
         image = code.binaries.get(arch)
         if image is None:
             if code.ptx is None:
-                raise DeviceError(f"the module has cubins for {', '.join(code.binaries)} but the device is {arch}, "
+                raise DeviceError(f"the module has cubins for {', '.join(code.binaries)} but the device is "
+                                  f"{arch}, "
                                   f"and no PTX; rebuild with target 'cuda -arch={arch}'")
             image = code.ptx.encode() + b"\0"
         module = _check(driver, driver.cuModuleLoadData(image), f"load the kernels on cuda({index}) ({arch})")

@@ -191,7 +191,8 @@ class DeviceKernel(Kernel):
             else:
                 continue
             if found is not None and here != found:
-                raise DeviceError(f"{self.name}: arguments live on {found} and {here}; put them on one device")
+                raise DeviceError(f"{self.name}: arguments live on {found} and {here}; "
+                                  "put them on one device")
             found = here
         if found is None:
             raise DeviceError(f"{self.name} runs on {self.device_type}: pass tensors on a {self.device_type} "
@@ -281,7 +282,8 @@ class DeviceModule:
     def to_bytes(self) -> bytes:
         code = self.device_code
         names = sorted(code.binaries)
-        header = json.dumps({"kind": code.kind, "source": code.source, "kernels": code.kernels, "ptx": code.ptx,
+        header = json.dumps({"kind": code.kind, "source": code.source, "kernels": code.kernels,
+                             "ptx": code.ptx,
                              "info": code.info, "target": self.target, "binaries": names,
                              "sizes": [len(code.binaries[n]) for n in names]}).encode()
         host = self.host.to_bytes()

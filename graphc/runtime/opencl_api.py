@@ -207,8 +207,9 @@ class OpenCLDeviceAPI(DeviceAPI):
         kernel, meta = loaded.kernels[kernel_index], loaded.meta[kernel_index]
         threads = block[0] * block[1] * block[2]
         if threads > state.max_work_group_size:
-            raise DeviceError(f"{meta['name']} needs {threads} threads per work-group, more than OpenCL device "
-                              f"{state.device.name.strip()!r} allows ({state.max_work_group_size}); build for "
+            raise DeviceError(f"{meta['name']} needs {threads} threads per work-group, more than OpenCL "
+                              f"device {state.device.name.strip()!r} allows ({state.max_work_group_size}); "
+                              "build for "
                               f"'opencl -max_num_threads={state.max_work_group_size}'")
         values = []
         for param, raw in zip(meta["params"], args):

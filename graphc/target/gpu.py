@@ -108,7 +108,8 @@ def build_gpu(mod, target: Target) -> DeviceModule:
     source = cg.source()
     binaries, ptx, info = compile_device(kind, source, target, [m["name"] for m in metas])
     code = DeviceCode(kind, source, metas, binaries, ptx, info)
-    return DeviceModule(build_host(hosts, kind), code, {"str": str(target), "kind": kind, "arch": target.arch})
+    info = {"str": str(target), "kind": kind, "arch": target.arch}
+    return DeviceModule(build_host(hosts, kind), code, info)
 
 
 __all__ = ["build_gpu", "build_host", "device_passes", "split_module"]

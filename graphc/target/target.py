@@ -38,7 +38,8 @@ _GPU_DEFAULTS = {
 _DEFAULT_ARCH = {"cuda": "sm_80", "nvptx": "sm_80"}
 _ALIASES = {"cpu": "llvm", "x86": "llvm"}
 _LIST_OPTIONS = ("mattr",)
-_INT_OPTIONS = ("opt-level", "num-cores", "max_num_threads", "thread_warp_size", "max_shared_memory_per_block")
+_INT_OPTIONS = ("opt-level", "num-cores", "max_num_threads", "thread_warp_size",
+                "max_shared_memory_per_block")
 _LOCAL = threading.local()
 
 

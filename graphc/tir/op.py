@@ -306,7 +306,8 @@ def tvm_storage_sync(scope: str = "shared") -> PrimExpr:
     """A barrier: every thread of the block waits here until all arrive (`scope` is "shared")."""
     from .expr import StringImm
 
-    return Call("int32", "tir.tvm_storage_sync", (scope if isinstance(scope, StringImm) else StringImm(scope),))
+    scope = scope if isinstance(scope, StringImm) else StringImm(scope)
+    return Call("int32", "tir.tvm_storage_sync", (scope,))
 
 
 def device_launch(name, index, grid_x, grid_y, grid_z, block_x, block_y, block_z, dyn_shared, *args):
@@ -315,7 +316,8 @@ def device_launch(name, index, grid_x, grid_y, grid_z, block_x, block_y, block_z
 
     name = name if isinstance(name, StringImm) else StringImm(name)
     dims = (index, grid_x, grid_y, grid_z, block_x, block_y, block_z, dyn_shared)
-    return Call("int32", "tir.device_launch", (name, *(convert(d) for d in dims), *(convert(a) for a in args)))
+    args = (*(convert(d) for d in dims), *(convert(a) for a in args))
+    return Call("int32", "tir.device_launch", (name, *args))
 
 
 def device_alloc(nbytes) -> PrimExpr:

@@ -94,7 +94,8 @@ def test_exist_and_sync():
 @pytest.mark.parametrize("dev, name", [(cuda(0), "CUDA"), (opencl(0), "OpenCL")])
 def test_unavailable_device_errors(dev, name, monkeypatch):
     """A device type whose back end is not registered fails with one clear error everywhere."""
-    monkeypatch.setitem(device_module._REGISTRY, dev.device_type, device_module._UnavailableDeviceAPI(dev.device_type))
+    stub = device_module._UnavailableDeviceAPI(dev.device_type)
+    monkeypatch.setitem(device_module._REGISTRY, dev.device_type, stub)
     message = f"{name} is not available: no {name} back end is registered"
     with pytest.raises(DeviceError, match=message):
         empty((4,), "float32", dev)

@@ -82,7 +82,7 @@ def test_module_saves_and_loads_without_recompiling(dev, tmp_path):
 
 def test_kernel_argument_errors(dev):
     lib = graphc.build(_two_stage(), target="opencl")
-    with pytest.raises(KernelArgumentError, match=r"wrong device: expected opencl, got cpu.*graphc.opencl\(\)"):
+    with pytest.raises(KernelArgumentError, match=r"device: expected opencl, got cpu.*graphc.opencl\(\)"):
         lib["main"](np.zeros(100, "float32"), empty((100,), "float32", dev))
     with pytest.raises(KernelArgumentError, match="dimension 0"):
         lib["main"](empty((99,), "float32", dev), empty((100,), "float32", dev))

@@ -20,8 +20,8 @@ def _compile(source: str, tmp_path):
         pytest.skip("no C compiler (cc) on this machine")
     src, lib = tmp_path / "kernels.c", tmp_path / "kernels.so"
     src.write_text(source)
-    proc = subprocess.run([CC, "-std=c99", "-O2", "-Wall", "-shared", "-fPIC", "-o", str(lib), str(src), "-lm"],
-                          capture_output=True, text=True, timeout=120)
+    command = [CC, "-std=c99", "-O2", "-Wall", "-shared", "-fPIC", "-o", str(lib), str(src), "-lm"]
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, f"cc rejected the generated C:\n{proc.stderr}\n{source}"
     assert "warning" not in proc.stderr, proc.stderr
     return ctypes.CDLL(str(lib))
@@ -43,12 +43,12 @@ def _programs():
     Bf = te.placeholder((16,), "bfloat16", name="Bf")
     mix = te.compute((16,), lambda i: (H[i] * H[i]).astype("float32") + Bf[i].astype("float32") // 2.0,
                      name="mix")
-    I = te.placeholder((16,), "int32", name="I")
-    ints = te.compute((16,), lambda i: I[i] // 3 + I[i] % 4 + tir.max(I[i], -2) * 2, name="ints")
+    X = te.placeholder((16,), "int32", name="X")
+    ints = te.compute((16,), lambda i: X[i] // 3 + X[i] % 4 + tir.max(X[i], -2) * 2, name="ints")
     return graphc.IRModule({
         "softmax_num": te.create_prim_func([A, soft]).with_attr("global_symbol", "softmax_num"),
         "mix": te.create_prim_func([H, Bf, mix]).with_attr("global_symbol", "mix"),
-        "ints": te.create_prim_func([I, ints]).with_attr("global_symbol", "ints"),
+        "ints": te.create_prim_func([X, ints]).with_attr("global_symbol", "ints"),
     })
 
 

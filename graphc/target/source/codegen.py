@@ -146,7 +146,8 @@ class CodeGenC(ExprPrinter):
 
     def s_BufferStore(self, op) -> None:
         src = op.value
-        if isinstance(src, tir_expr.BufferLoad) and src.buffer.dtype == op.buffer.dtype and src.dtype == op.buffer.dtype:
+        dtype = op.buffer.dtype
+        if isinstance(src, tir_expr.BufferLoad) and src.buffer.dtype == dtype and src.dtype == dtype:
             value = f"{self.pointer(src.buffer)}[{self.index(src.buffer, src.indices)}]"  # a copy: the bits
         else:
             value = self.to_storage(self.expr(op.value), op.buffer.dtype)
@@ -214,7 +215,8 @@ class CodeGenC(ExprPrinter):
         if self.d.name == "c":
             message = op.message.value if isinstance(op.message, tir_expr.StringImm) else str(op.message)
             self.errors.append(message)
-            self.line(f"if (!({_strip(self.expr(op.condition))})) {{ {self.free_heap()}return {len(self.errors)}; }}")
+            cond = _strip(self.expr(op.condition))
+            self.line(f"if (!({cond})) {{ {self.free_heap()}return {len(self.errors)}; }}")
         # a kernel has no way to report; the host checks its arguments before launching
         self.stmt(op.body)
 
@@ -232,7 +234,8 @@ class CodeGenC(ExprPrinter):
             if not self.d.shared:
                 raise CodegenError(f"{self.func_name}: {op.scope} memory needs a GPU target")
             if not static:
-                raise CodegenError(f"{self.func_name}: shared buffer {op.buffer_var.name} has a non-constant size")
+                raise CodegenError(f"{self.func_name}: shared buffer {op.buffer_var.name} has a "
+                                   "non-constant size")
             self.top.append(f"{self.d.shared} {storage} {name}[{max(count, 1)}];")
             self.stmt(op.body)
             return
@@ -240,10 +243,12 @@ class CodeGenC(ExprPrinter):
             if op.scope not in ("local", "global", ""):
                 raise CodegenError(f"{self.func_name}: unknown storage scope {op.scope!r}")
             if op.scope == "global":
-                raise CodegenError(f"{self.func_name}: a kernel cannot allocate global memory ({op.buffer_var.name});"
+                raise CodegenError(f"{self.func_name}: a kernel cannot allocate global memory "
+                                   f"({op.buffer_var.name});"
                                    " allocate it outside the thread-bound loops or use 'shared'/'local'")
             if not static:
-                raise CodegenError(f"{self.func_name}: local buffer {op.buffer_var.name} has a non-constant size")
+                raise CodegenError(f"{self.func_name}: local buffer {op.buffer_var.name} has a "
+                                   "non-constant size")
             self.line(f"{storage} {name}[{max(count, 1)}];")
             self.stmt(op.body)
             return
@@ -283,14 +288,16 @@ class CodeGenC(ExprPrinter):
                 pname = self.bind_name(var)
                 const = "" if var.name in written else "const "
                 self.pointer_dtypes[var] = dtype
+                def decl(n, const=const, storage=storage):
+                    return self.d.pointer.format(const=const, type=storage, restrict=restrict, name=n)
+
                 if self.d.name == "opencl":
                     base, offset = self.new_name(pname + "_base"), self.new_name(pname + "_offset")
-                    params.append(self.d.pointer.format(const=const, type=storage, restrict=restrict, name=base))
-                    params.append(f"ulong {offset}")
-                    setup.append(f"{self.d.pointer.format(const=const, type=storage, restrict=restrict, name=pname)}"
-                                 f" = (__global {const}{storage}*)((__global {const}char*){base} + {offset});")
+                    params += [decl(base), f"ulong {offset}"]
+                    cast = f"(__global {const}{storage}*)"
+                    setup.append(f"{decl(pname)} = {cast}((__global {const}char*){base} + {offset});")
                 else:
-                    params.append(self.d.pointer.format(const=const, type=storage, restrict=restrict, name=pname))
+                    params.append(decl(pname))
                 meta_params.append({"kind": "pointer", "name": var.name, "dtype": dtype})
             else:
                 scalar = "int32" if DataType(dtype).is_bool else dtype
@@ -350,7 +357,8 @@ class CodeGenC(ExprPrinter):
         self.stmt(func.body)
         symbol = _c_identifier(name)
         compute = f"{symbol}_compute"
-        text = [f"static int32_t {compute}({', '.join(params) or 'void'}) {{", *self.lines, "  return 0;", "}", "",
+        head = f"static int32_t {compute}({', '.join(params) or 'void'}) {{"
+        text = [head, *self.lines, "  return 0;", "}", "",
                 f"int32_t {symbol}(int64_t* slots) {{",
                 f"  return {compute}({', '.join(unpack)});", "}", ""]
         self.functions.append("\n".join(text))

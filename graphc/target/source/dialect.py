@@ -46,7 +46,9 @@ _SOFT_HALF = """
 """
 _PTX_HALF = """
 {fn}float gc_h2f(unsigned short h) {{ float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }}
-{fn}unsigned short gc_f2h(float f) {{ unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }}
+{fn}unsigned short gc_f2h(float f) {{
+  unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h;
+}}
 """
 _BF16 = """
 {fn}float gc_bf2f({u16} b) {{ return {as_float}((({u32})b) << 16); }}
@@ -63,8 +65,12 @@ _C_BITS = """
 {fn}uint32_t gc_as_uint(float f) {{ uint32_t u; memcpy(&u, &f, 4); return u; }}
 """
 _FLOORDIV = """
-{fn}{t} gc_floordiv_{s}({t} a, {t} b) {{ {t} q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q; }}
-{fn}{t} gc_floormod_{s}({t} a, {t} b) {{ {t} r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }}
+{fn}{t} gc_floordiv_{s}({t} a, {t} b) {{
+  {t} q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;
+}}
+{fn}{t} gc_floormod_{s}({t} a, {t} b) {{
+  {t} r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}}
 """
 
 
@@ -144,7 +150,8 @@ class Dialect:
         if self.name == "c" and used & {"half", "bf16"}:
             parts.append(_C_BITS.format(**fmt))
         if "slot" in used:  # a float argument slot holds the bits of a double
-            parts.append(f"{self.fn}double gc_slot_double(int64_t s) {{ double d; memcpy(&d, &s, 8); return d; }}\n")
+            parts.append(f"{self.fn}double gc_slot_double(int64_t s) "
+                         "{ double d; memcpy(&d, &s, 8); return d; }\n")
         if "half" in used:
             parts += [self.half_helpers.format(**fmt), _ROUND_HALF.format(**fmt)]
         if "bf16" in used:

@@ -207,7 +207,8 @@ class ExprPrinter:
 
     def index(self, buffer, indices) -> str:
         if len(indices) != 1:
-            raise CodegenError(f"{self.func_name}: buffer {buffer.name} is accessed with {len(indices)} indices; "
+            raise CodegenError(f"{self.func_name}: buffer {buffer.name} is accessed with {len(indices)} "
+                               "indices; "
                                "the source code generators take flattened buffers (run graphc.lower)")
         index = indices[0]
         if DataType(index.dtype).lanes != 1:
@@ -312,8 +313,9 @@ class ExprPrinter:
         if self.d.name == "opencl":
             return f"as_{self.d.type_name(op.dtype)}({value})"
         if self.d.name == "cuda":
-            fn = {(32, True): "__float_as_int", (32, False): "__int_as_float",
-                  (64, True): "__double_as_longlong", (64, False): "__longlong_as_double"}[(src.bits, src.is_float)]
+            names = {(32, True): "__float_as_int", (32, False): "__int_as_float",
+                     (64, True): "__double_as_longlong", (64, False): "__longlong_as_double"}
+            fn = names[(src.bits, src.is_float)]
             return f"(({self.d.type_name(op.dtype)}){fn}({value}))"
         tmp = self.hoist(op.args[0].dtype, value)
         out = self.new_name("bits")
@@ -326,7 +328,8 @@ class ExprPrinter:
 
     def c_warp(self, op) -> str:
         if not self.d.shuffles:
-            raise CodegenError(f"{self.func_name}: {op.op} needs warp shuffles, which {self.d.name} does not have")
+            raise CodegenError(f"{self.func_name}: {op.op} needs warp shuffles, which {self.d.name} "
+                               "does not have")
         args = [self.expr(a) for a in op.args]
         if op.op == "tir.tvm_warp_activemask":
             return "__activemask()"

@@ -24,14 +24,20 @@ tag, and a per-thread accumulator `C_local[i, j]` under `threadIdx.y/x` becomes 
 from __future__ import annotations
 
 from ...ir.dtype import DataType
-from ..arith import Analyzer
 from ..analysis.var_use import used_vars, uses_any_var
+from ..arith import Analyzer
 from ..expr import IntImm, Range, Var, const, max_value_of, min_value_of
 from ..function import PrimFunc
 from ..functor import BufferAccessMutator, StmtExprVisitor, substitute
 from ..stmt import BufferRegion, ForKind
 from .function_pass import prim_func_pass
 from .storage_align import aligned_strides, collect_dim_aligns
+
+
+def _bound_tag(loop) -> str | None:
+    if loop.kind == ForKind.THREAD_BINDING and loop.thread_binding is not None:
+        return loop.thread_binding.thread_tag
+    return None
 
 
 def _private_tags(scope: str) -> tuple:
@@ -59,7 +65,7 @@ class _Hulls(StmtExprVisitor):
         self.visit_expr(op.min)
         self.visit_expr(op.extent)
         self.dom[op.loop_var] = Range(op.min, op.extent)
-        tag = op.thread_binding.thread_tag if op.kind == ForKind.THREAD_BINDING and op.thread_binding else None
+        tag = _bound_tag(op)
         if tag is not None:
             self.threads[op.loop_var] = tag
         self.visit_stmt(op.body)
@@ -166,7 +172,7 @@ class _Shift(BufferAccessMutator):
         self.threads: dict = {}  # tag -> the enclosing loop bound to it
 
     def visit_For(self, op):
-        tag = op.thread_binding.thread_tag if op.kind == ForKind.THREAD_BINDING and op.thread_binding else None
+        tag = _bound_tag(op)
         if tag is None:
             return super().visit_For(op)
         saved = self.threads.get(tag)

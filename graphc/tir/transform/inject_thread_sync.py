@@ -34,8 +34,8 @@ from ..analysis.thread_scope import is_thread_scope, kernel_roots
 from ..analysis.var_use import uses_any_var
 from ..expr import BufferLoad, Call
 from ..function import PrimFunc
-from ..op import tvm_storage_sync
 from ..functor import StmtExprVisitor, StmtMutator
+from ..op import tvm_storage_sync
 from ..stmt import (
     Allocate,
     AttrStmt,
@@ -58,7 +58,8 @@ def storage_sync(scope: str = "shared") -> Evaluate:
 
 
 def is_sync(stmt) -> bool:
-    return isinstance(stmt, Evaluate) and isinstance(stmt.value, Call) and stmt.value.op == "tir.tvm_storage_sync"
+    value = stmt.value if isinstance(stmt, Evaluate) else None
+    return isinstance(value, Call) and value.op == "tir.tvm_storage_sync"
 
 
 class _Accesses(StmtExprVisitor):

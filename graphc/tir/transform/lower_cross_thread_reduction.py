@@ -45,8 +45,8 @@ from ..analysis.var_use import uses_any_var
 from ..buffer import decl_buffer
 from ..expr import Add, Call, Max, Min, Mul, all_of, const, convert
 from ..function import PrimFunc
-from ..op import tvm_thread_allreduce
 from ..functor import substitute
+from ..op import tvm_thread_allreduce
 from ..schedule.reduction import _combine, _combiner
 from ..schedule.state import children, replace_stmts
 from ..stmt import Block, BlockRealize, BufferStore, Evaluate, For, ForKind, IterType, SeqStmt
@@ -89,7 +89,8 @@ def _conjuncts(expr) -> list:
 
 
 def _opaque(name: str, body, predicate=None) -> BlockRealize:
-    return BlockRealize((), predicate if predicate is not None else const(True), Block((), (), (), name, body))
+    predicate = predicate if predicate is not None else const(True)
+    return BlockRealize((), predicate, Block((), (), (), name, body))
 
 
 def _rewrite(func: PrimFunc, path: tuple) -> PrimFunc:
@@ -98,7 +99,8 @@ def _rewrite(func: PrimFunc, path: tuple) -> PrimFunc:
     name = block.name_hint
     what = f"lower the cross-thread reduction of block {name!r}"
     buf, indices, kind, operand = _combiner(block, what)
-    reduce_values = [v for iv, v in zip(block.iter_vars, realize.iter_values) if iv.iter_type != IterType.DATA_PAR]
+    reduce_values = [v for iv, v in zip(block.iter_vars, realize.iter_values)
+                     if iv.iter_type != IterType.DATA_PAR]
     loops = [s for s in path if isinstance(s, For)]
     reduce_loops = [lp for lp in loops if _uses(reduce_values, [lp.loop_var])]
     threads = [lp for lp in reduce_loops if _is_thread(lp)]
@@ -139,8 +141,8 @@ def _rewrite(func: PrimFunc, path: tuple) -> PrimFunc:
     if serial:
         local = decl_buffer((1,), buf.dtype, f"{buf.name}_in_thread", scope="local")
         allocs.insert(0, local)
-        update = _opaque(f"{name}_in_thread", BufferStore(local, _combine(kind, local[0], value), (const(0),)),
-                         realize.predicate)
+        step = BufferStore(local, _combine(kind, local[0], value), (const(0),))
+        update = _opaque(f"{name}_in_thread", step, realize.predicate)
         replaced[realize] = update
         value, cond = local[0], const(True)
     allreduce = Evaluate(tvm_thread_allreduce(REDUCE_KINDS[kind], value, cond, cross[0],
@@ -218,4 +220,5 @@ class LowerCrossThreadReduction:
         return lower_cross_thread_reduction(func)
 
 
-__all__ = ["REDUCE_KINDS", "LowerCrossThreadReduction", "has_thread_allreduce", "lower_cross_thread_reduction"]
+__all__ = ["REDUCE_KINDS", "LowerCrossThreadReduction", "has_thread_allreduce",
+           "lower_cross_thread_reduction"]

@@ -54,7 +54,7 @@ from ..expr import (
 from ..function import PrimFunc
 from ..functor import StmtMutator
 from ..op import if_then_else, max_value, min_value
-from ..stmt import Allocate, BufferStore, Evaluate, IfThenElse, LetStmt, SeqStmt
+from ..stmt import Allocate, BufferStore, IfThenElse, LetStmt, SeqStmt
 from .function_pass import prim_func_pass
 from .inject_thread_sync import storage_sync
 
@@ -203,7 +203,8 @@ class _Lower(StmtMutator):
             stmts += [IfThenElse(guard, step), storage_sync()]
             span //= 2
         stmts += [self.store_dest(dest, buf[at(const(0))]), storage_sync()]
-        return Allocate(buf.data, dtype, (const(groups * size),), const(True), SeqStmt(tuple(stmts)), "shared")
+        body = SeqStmt(tuple(stmts))
+        return Allocate(buf.data, dtype, (const(groups * size),), const(True), body, "shared")
 
     def fold(self, kind, dtype, value, mask, offsets, width, name):
         """Lets that fold `value` down the warp by `offsets`; returns (lets, the last value)."""
@@ -246,11 +247,11 @@ class _Lower(StmtMutator):
         result = self.new_var("red_result", dtype)
         lets2.append((result, _warp_call("shuffle", dtype, mask, last, const(0), const(warp))))
         tail = SeqStmt((self.store_dest(dest, result), storage_sync()))
-        for var, val in reversed([(w0, if_then_else(lane < nwarps, buf[(base + lane,)], identity(kind, dtype))),
-                                  *lets2]):
+        first = if_then_else(lane < nwarps, buf[(base + lane,)], identity(kind, dtype))
+        for var, val in reversed([(w0, first), *lets2]):
             tail = LetStmt(var, val, tail)
-        stmts = SeqStmt((IfThenElse(convert(lane == 0), BufferStore(buf, partial, (base + warp_id,))), storage_sync(),
-                         tail))
+        store = IfThenElse(convert(lane == 0), BufferStore(buf, partial, (base + warp_id,)))
+        stmts = SeqStmt((store, storage_sync(), tail))
         body = Allocate(buf.data, dtype, (const(groups * nwarps),), const(True), stmts, "shared")
         for var, val in reversed([(mask, _warp_call("activemask", "uint32")), (v0, start), *lets1]):
             body = LetStmt(var, val, body)

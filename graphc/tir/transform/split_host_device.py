@@ -48,8 +48,8 @@ from ...ir.transform import module_pass
 from ..analysis.thread_scope import THREAD_TAGS, is_thread_scope, launch_extents
 from ..expr import Call, IntImm, const
 from ..function import PrimFunc
-from ..op import device_alloc, device_free, device_launch
 from ..functor import StmtExprVisitor, StmtMutator
+from ..op import device_alloc, device_free, device_launch
 from ..stmt import Allocate, Evaluate, LetStmt, SeqStmt
 
 LAUNCH_TAGS = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z")
@@ -113,7 +113,8 @@ class _Splitter(StmtMutator):
         self.param_order = {buf.data: k for k, buf in enumerate(func.buffer_map.values())}
         self.written: set = set()
         # symbolic shapes and host loop variables from 0 are never negative (kernels index with them)
-        self.nonneg = set(_vars_of(*(d for buf in func.buffer_map.values() for d in (*buf.shape, *buf.strides))))
+        dims = (d for buf in func.buffer_map.values() for d in (*buf.shape, *buf.strides))
+        self.nonneg = set(_vars_of(*dims))
 
     def visit_AttrStmt(self, op):
         if not is_thread_scope(op):
@@ -195,7 +196,8 @@ class _HostMemory(StmtMutator):
     def visit_Allocate(self, op: Allocate):
         body = self.visit_stmt(op.body)
         if op.scope not in ("global", ""):
-            raise CodegenError(f"{self.name}: buffer {op.buffer_var.name} in {op.scope!r} memory is allocated "
+            raise CodegenError(f"{self.name}: buffer {op.buffer_var.name} in {op.scope!r} memory is "
+                               "allocated "
                                "outside the kernel (above every thread-bound loop); allocate it inside "
                                "the loop bound to blockIdx (compute_at) or make it 'global'")
         nbytes = const(DataType(op.dtype).itemsize, "int64")

@@ -56,7 +56,8 @@ class _Partition(StmtMutator):
         self.analyzer = Analyzer()
 
     def visit_AttrStmt(self, op):
-        if is_thread_scope(op) and op.node.thread_tag.startswith("threadIdx") and isinstance(op.value, IntImm):
+        tag = op.node.thread_tag if is_thread_scope(op) else ""
+        if tag.startswith("threadIdx") and isinstance(op.value, IntImm):
             self.threads[op.node.var] = op.value.value
             try:
                 return super().visit_AttrStmt(op)

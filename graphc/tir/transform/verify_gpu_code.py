@@ -12,10 +12,12 @@ extents and shared allocations must be constants. A kernel over a limit raises a
 ...     tx = T.launch_thread("threadIdx.x", 2048)
 ...     A[tx] = T.float32(0)
 ... ''').with_attr("global_symbol", "zero_kernel")
->>> verify_gpu_code(f, max_threads_per_block=1024, max_shared_memory_per_block=49152)
-Traceback (most recent call last):
-  ...
-graphc.errors.VerifyError: kernel zero_kernel uses 2048 threads per block (threadIdx.x=2048), more than the target allows (1024); split the loop bound to threadIdx.x and bind the outer part to blockIdx
+>>> try:
+...     verify_gpu_code(f, max_threads_per_block=1024, max_shared_memory_per_block=49152)
+... except VerifyError as err:
+...     print(err)
+kernel zero_kernel uses 2048 threads per block (threadIdx.x=2048), more than the target allows
+(1024); split the loop bound to threadIdx.x and bind the outer part to blockIdx
 """
 
 from __future__ import annotations
@@ -54,7 +56,8 @@ def verify_gpu_code(func: PrimFunc, max_threads_per_block: int, max_shared_memor
             raise VerifyError(
                 f"kernel {name} uses {threads} threads per block "
                 f"({' * '.join(f'{t}={v}' for t, v in parts)}), more than the target allows "
-                f"({max_threads_per_block}); split the loop bound to {widest} and bind the outer part to blockIdx")
+                f"({max_threads_per_block}); split the loop bound to {widest} and bind the outer part to "
+                "blockIdx")
         for tag, value in parts:
             if value > MAX_THREAD_DIM[tag]:
                 raise VerifyError(f"kernel {name} launches {value} threads on {tag}, more than the "
@@ -65,7 +68,8 @@ def verify_gpu_code(func: PrimFunc, max_threads_per_block: int, max_shared_memor
                 size = DataType(stmt.dtype).itemsize
                 for extent in stmt.extents:
                     if not isinstance(extent, IntImm):
-                        raise VerifyError(f"kernel {name} allocates {stmt.scope} buffer {stmt.buffer_var.name} "
+                        raise VerifyError(f"kernel {name} allocates {stmt.scope} buffer "
+                                          f"{stmt.buffer_var.name} "
                                           f"with a non-constant size {extent}; shared memory is sized at "
                                           "compile time")
                     size *= extent.value
