@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import math
 
+from ...errors import TIRError
 from ...ir.dtype import DataType
 from ...tir import expr as E
 from .namer import Namer, sanitize
@@ -26,6 +27,33 @@ _BINARY = {E.Add: ("+", ADD), E.Sub: ("-", ADD), E.Mul: ("*", MUL), E.FloorDiv: 
            E.FloorMod: ("%", MUL)}
 _COMPARE = {E.EQ: "==", E.NE: "!=", E.LT: "<", E.LE: "<=", E.GT: ">", E.GE: ">="}
 _FUNCS = {E.Min: "T.min", E.Max: "T.max"}
+
+
+# The folding builder that parsing each node's operator spelling (`a + b`, `T.min(a, b)`,
+# `a < b`, `not a`) calls; `Div` prints as `/` on floats and `T.truncdiv` on integers.
+_SUGAR_BUILDERS = {
+    E.Add: E.add, E.Sub: E.sub, E.Mul: E.mul, E.Div: E.truediv, E.Mod: E.truncmod,
+    E.FloorDiv: E.floordiv, E.FloorMod: E.floormod, E.Min: E.min_value_of, E.Max: E.max_value_of,
+    E.And: E.logical_and, E.Or: E.logical_or, E.Not: E.logical_not,
+    **{cls: (lambda a, b, cls=cls: E._compare(cls, a, b)) for cls in _COMPARE},
+}
+
+
+def sugar_rebuilds(op) -> bool:
+    """Whether parsing `op`'s operator spelling gives back `op` itself, not a folded form.
+
+    The builders fold constants and identities (`0 + 7` is `7`, `x * 1` is `x`, `not not c`
+    is `c`), so a node that the IR holds unfolded prints as its constructor, `T.Add(0, 7)`,
+    which the parser builds as written. The rule is the one calls follow (see calls.py).
+    """
+    operands = (op.a,) if isinstance(op, E.Not) else (op.a, op.b)
+    try:
+        built = _SUGAR_BUILDERS[type(op)](*operands)
+    except TIRError:  # e.g. an integer division by the constant zero
+        return False
+    if type(built) is not type(op) or built.dtype != op.dtype:
+        return False
+    return built.a is op.a and (isinstance(op, E.Not) or built.b is op.b)
 
 
 def pystr(text: str) -> str:
@@ -93,6 +121,8 @@ class ExprPrinter:
 
     # -- arithmetic -------------------------------------------------------------------------
     def print_BinaryOp(self, op):
+        if not sugar_rebuilds(op):
+            return self.constructor(op, [op.a, op.b])
         symbol = _BINARY.get(type(op))
         if symbol is None:
             if type(op) in _FUNCS:
@@ -106,16 +136,24 @@ class ExprPrinter:
         return f"{self.wrap(op.a, prec)} {text} {self.wrap(op.b, prec + 1)}", prec
 
     def print_CmpOp(self, op):
+        if not sugar_rebuilds(op):
+            return self.constructor(op, [op.a, op.b])
         symbol = _COMPARE[type(op)]
         return f"{self.wrap(op.a, CMP + 1)} {symbol} {self.wrap(op.b, CMP + 1)}", CMP
 
     def print_And(self, op):
+        if not sugar_rebuilds(op):
+            return self.constructor(op, [op.a, op.b])
         return f"{self.wrap(op.a, AND)} and {self.wrap(op.b, AND + 1)}", AND
 
     def print_Or(self, op):
+        if not sugar_rebuilds(op):
+            return self.constructor(op, [op.a, op.b])
         return f"{self.wrap(op.a, OR)} or {self.wrap(op.b, OR + 1)}", OR
 
     def print_Not(self, op):
+        if not sugar_rebuilds(op):
+            return self.constructor(op, [op.a])
         return f"not {self.wrap(op.a, NOT)}", NOT
 
     def print_Cast(self, op):
@@ -152,6 +190,10 @@ class ExprPrinter:
         from .calls import call_text
 
         return call_text(self, op), ATOM
+
+    def constructor(self, op, operands) -> tuple[str, int]:
+        """`T.Add(a, b)`: the node as written, for a node its operator spelling would fold."""
+        return self.call(f"T.{type(op).__name__}", operands)
 
     def call(self, name: str, args) -> tuple[str, int]:
         return f"{name}({', '.join(self(a) for a in args)})", ATOM
