@@ -18,6 +18,9 @@ from .thread_pool import get_num_threads, set_num_threads  # registers the kerne
 _LAZY = {
     # loaded on first access: they pull in llvmlite and the profiler, which tensors alone do not need
     "Module": (".module", "Module"),
+    "RuntimeModule": (".module", "RuntimeModule"),
+    "DeviceModule": (".device_module", "DeviceModule"),
+    "CSourceModule": (".source_module", "CSourceModule"),
     "load_module": (".module", "load_module"),
     "nd": (".nd", None),
     "profiling": (".profiling", None),

@@ -77,6 +77,7 @@ class CUDADeviceAPI(DeviceAPI):
         self._problem: str | None = None
         self._contexts: dict = {}
         self._arch: dict = {}
+        self._streams: dict = {}  # device index -> the stream its kernels launch on (0: legacy default)
 
     # -- devices -----------------------------------------------------------------------------------
     def _init(self) -> int:
@@ -149,7 +150,7 @@ class CUDADeviceAPI(DeviceAPI):
     def _free_ptr(self, index: int, ptr: int) -> None:
         try:
             driver = self._context(index)
-            driver.cuMemFree(ptr)
+            driver.cuMemFree(driver.CUdeviceptr(ptr))
         except Exception:  # noqa: BLE001 - freeing at interpreter exit may find the driver gone
             pass
 
@@ -162,15 +163,34 @@ class CUDADeviceAPI(DeviceAPI):
     def copy_from_host(self, host: np.ndarray, dst_ptr: int, index: int) -> None:
         driver = self._context(index)
         host = np.ascontiguousarray(host)
-        _check(driver, driver.cuMemcpyHtoD(dst_ptr, host.ctypes.data, host.nbytes), "copy to the device")
+        dst = driver.CUdeviceptr(dst_ptr)
+        _check(driver, driver.cuMemcpyHtoD(dst, host.ctypes.data, host.nbytes), "copy to the device")
 
     def copy_to_host(self, src_ptr: int, host: np.ndarray, index: int) -> None:
         driver = self._context(index)
-        _check(driver, driver.cuMemcpyDtoH(host.ctypes.data, src_ptr, host.nbytes), "copy from the device")
+        src = driver.CUdeviceptr(src_ptr)
+        _check(driver, driver.cuMemcpyDtoH(host.ctypes.data, src, host.nbytes), "copy from the device")
 
     def synchronize(self, index: int) -> None:
         driver = self._context(index)
         _check(driver, driver.cuCtxSynchronize(), f"synchronize cuda({index})")
+
+    # -- streams ---------------------------------------------------------------------------------
+    # Copies are synchronous and run on the legacy default stream, which waits for every blocking
+    # stream: work launched on a stream made here is ordered before the copies that follow it.
+    def create_stream(self, index: int) -> int:
+        driver = self._context(index)
+        stream = _check(driver, driver.cuStreamCreate(0), f"create a stream on cuda({index})")
+        return int(stream)
+
+    def set_stream(self, index: int, stream: int) -> None:
+        self._streams[index] = int(stream)
+
+    def free_stream(self, index: int, stream: int) -> None:
+        driver = self._context(index)
+        if self._streams.get(index) == stream:
+            self._streams[index] = 0
+        _check(driver, driver.cuStreamDestroy(driver.CUstream(stream)), f"destroy a stream of cuda({index})")
 
     # -- kernels ---------------------------------------------------------------------------------
     def load_code(self, index: int, code) -> _Loaded:
@@ -202,8 +222,10 @@ class CUDADeviceAPI(DeviceAPI):
             else:
                 values.append(_CTYPES[param["dtype"]](raw))
         pointers = (ctypes.c_void_p * max(len(values), 1))(*[ctypes.addressof(v) for v in values])
-        _check(driver, driver.cuLaunchKernel(loaded.functions[kernel_index], *grid, *block, dyn_shared, 0,
-                                             ctypes.addressof(pointers), 0),
+        stream = driver.CUstream(self._streams.get(loaded.index, 0))
+        function = loaded.functions[kernel_index]
+        params = ctypes.addressof(pointers)
+        _check(driver, driver.cuLaunchKernel(function, *grid, *block, dyn_shared, stream, params, 0),
                f"launch {meta['name']} (grid {tuple(grid)}, block {tuple(block)})")
 
 

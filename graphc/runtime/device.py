@@ -107,6 +107,17 @@ class Device:
         """
         self.api.synchronize(self.index)
 
+    def create_raw_stream(self) -> int:
+        """A new stream of this device (a CUDA stream handle), as TVM's `dev.create_raw_stream()`."""
+        return self.api.create_stream(self.index)
+
+    def set_raw_stream(self, stream: int) -> None:
+        """Launch this device's kernels on `stream` from now on (0: the default stream)."""
+        self.api.set_stream(self.index, stream)
+
+    def free_raw_stream(self, stream: int) -> None:
+        self.api.free_stream(self.index, stream)
+
     def _dlpack_device(self) -> tuple[int, int]:
         return (self.dlpack_code, self.index)
 
@@ -193,6 +204,17 @@ class DeviceAPI:
 
     def synchronize(self, index: int) -> None:
         raise NotImplementedError
+
+    # -- streams: devices without them refuse --------------------------------------------------
+    def create_stream(self, index: int) -> int:
+        raise DeviceError(f"{_DISPLAY.get(self.device_type, self.device_type)} devices have no streams")
+
+    def set_stream(self, index: int, stream: int) -> None:
+        if stream:
+            self.create_stream(index)
+
+    def free_stream(self, index: int, stream: int) -> None:
+        self.create_stream(index)
 
 
 class _HostAllocation:

@@ -36,7 +36,7 @@ import numpy as np
 from ..errors import DeviceError, GraphcError
 from .device import Device
 from .kernel import Kernel, KernelError
-from .module import Module
+from .module import Module, RuntimeModule
 
 MAGIC = b"GRAPHCDEV1"
 LAUNCH, ALLOC, FREE = 0, 1, 2
@@ -214,8 +214,10 @@ class DeviceKernel(Kernel):
             self.raise_error(rc)
 
 
-class DeviceModule:
+class DeviceModule(RuntimeModule):
     """Host code and device code of GPU kernels: `lib["name"](*tensors)`."""
+
+    type_key = "device"
 
     def __init__(self, host: Module, device_code: DeviceCode, target: dict | None = None):
         self.host = host
@@ -245,34 +247,10 @@ class DeviceModule:
             kernel = self._kernels[key] = DeviceKernel(host.meta, host.address, self, device)
         return kernel
 
-    def __getitem__(self, name: str) -> DeviceKernel:
-        return self.get_function(name)
-
-    def __contains__(self, name) -> bool:
-        return name in self.host
-
-    @property
-    def entry_name(self) -> str | None:
-        return self.host.entry_name
-
-    def __call__(self, *args):
-        name = self.entry_name
-        if name is None:
-            raise GraphcError(f"module has several functions ({', '.join(self.functions)}); "
-                              'call one by name, e.g. mod["name"](...)')
-        return self.get_function(name)(*args)
-
     def get_source(self, fmt: str = "ll") -> str:
         """The host code's LLVM IR ("ll") or assembly ("asm"); the device code is
         `imported_modules[0].get_source()`."""
         return self.host.get_source(fmt)
-
-    def time_evaluator(self, func_name: str, dev=None, number: int = 10, repeat: int = 1,
-                       min_repeat_ms: int = 0, **kwargs):
-        from .profiling import time_evaluator
-
-        return time_evaluator(self.get_function(func_name), dev, number=number, repeat=repeat,
-                              min_repeat_ms=min_repeat_ms, **kwargs)
 
     def __repr__(self) -> str:
         return f"<graphc.runtime.DeviceModule {self.target.get('str', self.device_code.kind)}: " \
@@ -311,12 +289,6 @@ class DeviceModule:
         code = DeviceCode(header["kind"], header["source"], header["kernels"], binaries, header["ptx"],
                           header["info"])
         return DeviceModule(host, code, header["target"])
-
-    def save(self, path) -> None:
-        with open(path, "wb") as f:
-            f.write(self.to_bytes())
-
-    export_library = save
 
 
 __all__ = ["DeviceCode", "DeviceKernel", "DeviceModule", "DeviceSourceModule", "LAUNCHER_ADDRESS", "MAGIC"]

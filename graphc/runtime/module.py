@@ -11,6 +11,7 @@ callables. It can be saved to and loaded from bytes without the compiler.
 
 from __future__ import annotations
 
+import abc
 import ctypes.util
 import functools
 import json
@@ -68,14 +69,80 @@ def _jit_target_machine(target: dict, shared: bool = True):
     return _shared_machine(*args) if shared else _machine(*args)
 
 
-class Module:
+class RuntimeModule(abc.ABC):
+    """What every compiled module offers: kernels by name, source to inspect, bytes to save.
+
+    Subclasses: `Module` (machine code for this CPU), `DeviceModule` (a GPU module: host code
+    plus CUDA or OpenCL kernels) and `CSourceModule` (target "c"). A module's `functions` maps
+    each kernel name to its calling-convention metadata; `imported_modules` lists the modules
+    it carries (a GPU module's device code).
+    """
+
+    type_key = ""
+    functions: dict
+    imported_modules: list
+
+    @abc.abstractmethod
+    def get_function(self, name: str):
+        """The callable kernel `name`; a KeyError listing the names when there is none."""
+
+    @abc.abstractmethod
+    def get_source(self, fmt: str = "") -> str:
+        """Source text of the compiled code, in the formats the module names."""
+
+    @abc.abstractmethod
+    def to_bytes(self) -> bytes:
+        """The module as bytes that `load_module` / `module_from_bytes` read back."""
+
+    def __getitem__(self, name: str):
+        return self.get_function(name)
+
+    def __contains__(self, name) -> bool:
+        return name in self.functions
+
+    @property
+    def entry_name(self) -> str | None:
+        """The single function's name ("main" when several include it); None when empty."""
+        if len(self.functions) == 1:
+            return next(iter(self.functions))
+        return "main" if "main" in self.functions else None
+
+    def __call__(self, *args):
+        name = self.entry_name
+        if name is None:
+            raise GraphcError(f"module has several functions ({', '.join(self.functions)}); "
+                              'call one by name, e.g. mod["name"](...)')
+        return self.get_function(name)(*args)
+
+    def time_evaluator(self, func_name: str, dev=None, number: int = 10, repeat: int = 1,
+                       min_repeat_ms: int = 0, **kwargs):
+        """A function `f(*args) -> BenchmarkResult` that times `func_name` (see runtime.profiling)."""
+        from .profiling import time_evaluator
+
+        kernel = self.get_function(func_name)
+        return time_evaluator(kernel, dev, number=number, repeat=repeat, min_repeat_ms=min_repeat_ms,
+                              **kwargs)
+
+    def save(self, path) -> None:
+        with open(path, "wb") as f:
+            f.write(self.to_bytes())
+
+    def export_library(self, path) -> None:
+        """Write the module to `path` (`graphc.runtime.load_module` reads it back)."""
+        self.save(path)
+
+
+class Module(RuntimeModule):
     """Compiled kernels: `mod["name"](*args)`, `mod(*args)`, `mod.get_source("ll"|"asm")`."""
+
+    type_key = "llvm"
 
     def __init__(self, object_code: bytes, functions: list[dict], target: dict,
                  ll_source: str | None = None, load: bool = True):
         self.object_code = bytes(object_code)
         self.functions = {meta["name"]: meta for meta in functions}
         self.target = dict(target)
+        self.imported_modules: list = []
         self._ll = ll_source
         self._engine = None
         self._kernels: dict[str, Kernel] = {}
@@ -108,26 +175,6 @@ class Module:
         self._kernels[name] = kernel
         return kernel
 
-    def __getitem__(self, name: str) -> Kernel:
-        return self.get_function(name)
-
-    def __contains__(self, name) -> bool:
-        return name in self.functions
-
-    @property
-    def entry_name(self) -> str | None:
-        """The single function's name ("main" when several include it); None when empty."""
-        if len(self.functions) == 1:
-            return next(iter(self.functions))
-        return "main" if "main" in self.functions else None
-
-    def __call__(self, *args):
-        name = self.entry_name
-        if name is None:
-            raise GraphcError(f"module has several functions ({', '.join(self.functions)}); "
-                              'call one by name, e.g. mod["name"](...)')
-        return self.get_function(name)(*args)
-
     # -- inspection -----------------------------------------------------------------------------
     def get_source(self, fmt: str = "ll") -> str:
         """The optimized LLVM IR ("ll") or the target assembly ("asm", "s")."""
@@ -140,15 +187,6 @@ class Module:
             llmod = llvm.parse_assembly(self._ll)
             return _jit_target_machine(self.target).emit_assembly(llmod)
         raise ValueError(f"unknown source format {fmt!r}; expected 'll' or 'asm'")
-
-    def time_evaluator(self, func_name: str, dev=None, number: int = 10, repeat: int = 1,
-                       min_repeat_ms: int = 0, **kwargs):
-        """A function `f(*args) -> BenchmarkResult` that times `func_name` (see runtime.profiling)."""
-        from .profiling import time_evaluator
-
-        kernel = self.get_function(func_name)
-        return time_evaluator(kernel, dev, number=number, repeat=repeat, min_repeat_ms=min_repeat_ms,
-                              **kwargs)
 
     def __repr__(self) -> str:
         return f"<graphc.runtime.Module {self.target.get('str', '')}: {', '.join(self.functions)}>"
@@ -167,12 +205,6 @@ class Module:
         start = len(_MAGIC) + 8
         header = json.loads(data[start:start + size])
         return Module(data[start + size:], header["functions"], header["target"], header["ll"])
-
-    def save(self, path) -> None:
-        with open(path, "wb") as f:
-            f.write(self.to_bytes())
-
-    export_library = save
 
 
 def _load_device_module(data: bytes, where: str):

@@ -16,12 +16,12 @@ import json
 import struct
 
 from ..errors import GraphcError
-from .module import Module
+from .module import Module, RuntimeModule
 
 MAGIC = b"GRAPHCCSRC1"
 
 
-class CSourceModule:
+class CSourceModule(RuntimeModule):
     """C source of compiled functions, callable through their LLVM-compiled twins."""
 
     type_key = "c"
@@ -41,22 +41,6 @@ class CSourceModule:
     def get_function(self, name: str):
         return self.compiled.get_function(name)
 
-    def __getitem__(self, name: str):
-        return self.compiled.get_function(name)
-
-    def __contains__(self, name) -> bool:
-        return name in self.compiled
-
-    @property
-    def entry_name(self):
-        return self.compiled.entry_name
-
-    def __call__(self, *args):
-        return self.compiled(*args)
-
-    def time_evaluator(self, *args, **kwargs):
-        return self.compiled.time_evaluator(*args, **kwargs)
-
     def __repr__(self) -> str:
         return f"<graphc.runtime.CSourceModule: {', '.join(self.functions)}>"
 
@@ -72,12 +56,6 @@ class CSourceModule:
         start = len(MAGIC) + 8
         header = json.loads(data[start:start + size])
         return CSourceModule(Module.from_bytes(data[start + size:]), header["source"])
-
-    def save(self, path) -> None:
-        with open(path, "wb") as f:
-            f.write(self.to_bytes())
-
-    export_library = save
 
 
 __all__ = ["MAGIC", "CSourceModule"]

@@ -106,3 +106,25 @@ def test_more_threads_than_the_device_allows(dev):
 def test_opencl_tensors_have_no_dlpack_form(dev):
     with pytest.raises(BufferError, match="OpenCL tensors cannot be exported"):
         tensor([1.0], dev).__dlpack__()
+
+
+def test_missing_pyopencl_is_named(monkeypatch):
+    from graphc.runtime import opencl_api
+
+    def missing():
+        raise DeviceError("OpenCL is not available: the Python package pyopencl is not installed "
+                          "(pip install 'graphc[opencl]')")
+
+    monkeypatch.setattr(opencl_api, "_import_pyopencl", missing)
+    api = opencl_api.OpenCLDeviceAPI()
+    assert not api.exist(0)
+    with pytest.raises(DeviceError, match="OpenCL is not available: the Python package pyopencl is not"):
+        api.alloc(0, 16)
+
+
+def test_devices_without_streams_refuse(dev):
+    with pytest.raises(DeviceError, match="OpenCL devices have no streams"):
+        dev.create_raw_stream()
+    with pytest.raises(DeviceError, match="CPU devices have no streams"):
+        graphc.cpu().create_raw_stream()
+    graphc.cpu().set_raw_stream(0)  # the default stream is always fine

@@ -89,3 +89,14 @@ def test_tiled_matmul_stages_tiles_in_shared_memory_with_barriers():
     assert "__local float A_shared[256]" in src and "__local float B_shared[256]" in src
     assert "float C_local[1]" in src  # one accumulator per thread
     assert src.count("barrier(CLK_LOCAL_MEM_FENCE)") == 2  # after the fetch; before the next one
+
+
+def test_cubins_come_from_the_object_cache_the_second_time():
+    P.require_nvrtc()
+    from graphc.target import cache
+
+    graphc.build(P.row_sum(), target="cuda -arch=sm_90")
+    hits = cache.STATS["hits"]
+    lib = graphc.build(P.row_sum(), target="cuda -arch=sm_90")
+    assert cache.STATS["hits"] >= hits + 2  # the cubin and the host code
+    assert lib.imported_modules[0].kernel_info["main_kernel"]["sm_90"]["spill_stores"] == 0

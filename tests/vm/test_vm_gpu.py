@@ -112,6 +112,12 @@ def test_unscheduled_kernels_are_rejected_naming_the_kernel():
         relax.build(mod, "opencl")
 
 
+def test_compile_for_opencl_needs_schedules_until_dlight_gpu_exists():
+    exported = torch.export.export(MLP().eval(), (torch.randn(2, 16),))
+    with pytest.raises(CodegenError, match="Did you forget to bind"):
+        graphc.compile(exported, target="opencl")
+
+
 def test_gpu_executable_needs_a_device_of_its_kind():
     _device()
     _, mod = _relax_module()
