@@ -27,9 +27,11 @@ and raised again once the host function returns (it returns -1).
 from __future__ import annotations
 
 import ctypes
+import itertools
 import json
 import struct
 import threading
+import weakref
 
 import numpy as np
 
@@ -100,20 +102,25 @@ class _Context:
         self.workspace: dict = {}
 
 
-_CONTEXTS: list = []  # context id -> _Context (ids are never reused; contexts live with their module)
-_CONTEXT_LOCK = threading.Lock()
+# context id -> weak reference to the _Context; the module owns its contexts, so device code is
+# released with the module (ids are never reused)
+_CONTEXTS: dict = {}
+_CONTEXT_IDS = itertools.count()
 _FAILURE = threading.local()
 
 
 def _register(context: _Context) -> int:
-    with _CONTEXT_LOCK:
-        _CONTEXTS.append(context)
-        return len(_CONTEXTS) - 1
+    ctx_id = next(_CONTEXT_IDS)
+    _CONTEXTS[ctx_id] = weakref.ref(context, lambda _, k=ctx_id: _CONTEXTS.pop(k, None))
+    return ctx_id
 
 
 def _launch(record) -> int:
     try:
-        context = _CONTEXTS[record[0]]
+        ref = _CONTEXTS.get(record[0])
+        context = ref() if ref is not None else None
+        if context is None:
+            raise GraphcError("a GPU function ran after its module was released")
         op = record[1]
         if op == LAUNCH:
             code = context.module.device_code
@@ -231,13 +238,14 @@ class DeviceModule(RuntimeModule):
 
     def context(self, device: Device) -> int:
         """The launch context id of this module on `device` (loading the device code once)."""
-        ctx = self._contexts.get(device)
-        if ctx is None:
+        found = self._contexts.get(device)
+        if found is None:
             with self._lock:
-                ctx = self._contexts.get(device)
-                if ctx is None:
-                    ctx = self._contexts[device] = _register(_Context(self, device))
-        return ctx
+                found = self._contexts.get(device)
+                if found is None:
+                    context = _Context(self, device)
+                    found = self._contexts[device] = (_register(context), context)
+        return found[0]
 
     def get_function(self, name: str, device: Device | None = None) -> DeviceKernel:
         key = (name, device)
