@@ -1,4 +1,5 @@
-"""Targets and code generation: `Target`, intrinsic lowering rules, the build table, the LLVM back end.
+"""Targets and code generation: `Target`, intrinsic lowering rules, the build table and the back
+ends: LLVM for the CPU, and the C-family source generator for "c", "cuda" and "opencl".
 
 >>> from graphc.target import Target
 >>> Target("llvm").kind
