@@ -3,6 +3,7 @@
 from .compact_buffer_region import CompactBufferAllocation, compact_buffer_allocation
 from .flatten_buffer import FlattenBuffer, flat_index, flat_size, flatten_buffer
 from .function_pass import PrimFuncPass, prim_func_pass
+from .inject_thread_sync import InjectThreadSync, inject_thread_sync
 from .lower_blocks import (
     ConvertBlocksToOpaque,
     LowerBlocks,
@@ -11,7 +12,6 @@ from .lower_blocks import (
     lower_blocks,
     lower_opaque_block,
 )  # fmt: skip
-from .inject_thread_sync import InjectThreadSync, inject_thread_sync
 from .lower_cross_thread_reduction import LowerCrossThreadReduction, lower_cross_thread_reduction
 from .lower_thread_allreduce import LowerThreadAllreduce, lower_thread_allreduce
 from .lower_thread_binding import LowerThreadBinding, lower_thread_binding
