@@ -150,6 +150,7 @@ class Kernel:
         self.num_slots = self._nslots
         if address is not None:
             self._fn = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p)(address)
+        self.entry = self._fn  # `int32 entry(int64 *slots)` as a ctypes function (None without code)
         self._deferred = [(p["name"], axis, what, tree)
                           for p in self.params if p["kind"] == "buffer"
                           for what, dims in (("dimension", p["shape"]), ("stride", p["strides"]))
@@ -213,7 +214,8 @@ class Kernel:
 
         A caller that has proven its arguments match the signature fills the slots itself:
         the parameters' pointers or values, then `shape[axis]` of argument `index` for each
-        symbolic variable, and calls `call_raw` with the slot array's address.
+        symbolic variable, then `trailing_slots`, and calls `entry` with the slot array's
+        address (a nonzero result goes to `raise_error`).
 
         >>> meta = {"name": "f", "params": [{"kind": "buffer", "name": "A", "dtype": "float32",
         ...     "shape": ["n", 4], "strides": [], "written": False, "align": 0}],

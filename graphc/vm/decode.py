@@ -264,7 +264,7 @@ class Decoder:
             fmt += "q"
             values.append("0")
         pack = self.bind("pack", struct.Struct(fmt).pack_into)
-        fn = self.bind("fn", kernel._fn)
+        fn = self.bind("fn", kernel.entry)
         L = self.layout
         self.vm.reserve_kernel_slots(struct.calcsize(fmt))
         return [f"{pack}(regs[{L.BUF}], 0, {', '.join(values)})",

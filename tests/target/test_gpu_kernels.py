@@ -100,3 +100,28 @@ def test_cubins_come_from_the_object_cache_the_second_time():
     lib = graphc.build(P.row_sum(), target="cuda -arch=sm_90")
     assert cache.STATS["hits"] >= hits + 2  # the cubin and the host code
     assert lib.imported_modules[0].kernel_info["main_kernel"]["sm_90"]["spill_stores"] == 0
+
+
+LAUNCHED = '''
+@T.prim_func
+def main(A: T.Buffer((256,), "float32"), B: T.Buffer((256,), "float32")):
+    bx = T.launch_thread("blockIdx.x", 4)
+    tx = T.launch_thread("threadIdx.x", 64)
+    S = T.allocate([64], "float32", "{scope}")
+    S_1 = T.Buffer((64,), "float32", data=S, scope="{scope}")
+    S_1[tx] = A[bx * 64 + tx]
+    B[bx * 64 + tx] = S_1[63 - tx] * T.float32(2)
+'''
+
+
+@pytest.mark.parametrize("scope", ["shared", "shared.dyn", "warp"])
+def test_launch_thread_script_with_block_memory(scope):
+    """A kernel written with T.launch_thread: its block-shared buffer gets the barrier it needs."""
+    from graphc.script import from_source
+
+    mod = graphc.IRModule({"main": from_source(LAUNCHED.format(scope=scope))})
+    a = _normal(256)
+    (b,) = P.run_opencl(mod, [a, np.zeros(256, "float32")], [1])
+    np.testing.assert_array_equal(b, a.reshape(4, 64)[:, ::-1].reshape(-1) * 2)
+    source = graphc.build(mod, target="opencl").imported_modules[0].get_source()
+    assert "__local float S[64];" in source and "barrier(CLK_LOCAL_MEM_FENCE);" in source
