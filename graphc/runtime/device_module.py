@@ -60,7 +60,6 @@ class DeviceCode:
         self.binaries = dict(binaries or {})
         self.ptx = ptx
         self.info = dict(info or {})
-        self.index = {k["name"]: i for i, k in enumerate(self.kernels)}
 
 
 class DeviceSourceModule:

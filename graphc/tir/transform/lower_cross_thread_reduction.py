@@ -43,7 +43,7 @@ from __future__ import annotations
 from ...errors import ScheduleError
 from ..analysis.var_use import uses_any_var
 from ..buffer import decl_buffer
-from ..expr import Add, Call, Max, Min, Mul, all_of, const, convert
+from ..expr import Add, Max, Min, Mul, all_of, const, convert
 from ..function import PrimFunc
 from ..functor import substitute
 from ..op import tvm_thread_allreduce
@@ -198,20 +198,6 @@ def lower_cross_thread_reduction(func: PrimFunc) -> PrimFunc:
     return func
 
 
-def has_thread_allreduce(stmt) -> bool:
-    """Whether `stmt` calls `tir.tvm_thread_allreduce` (what this pass produces)."""
-    found = []
-
-    def visit(node):
-        if isinstance(node, Call) and node.op == "tir.tvm_thread_allreduce":
-            found.append(node)
-
-    from ..functor import post_order_visit
-
-    post_order_visit(stmt, visit)
-    return bool(found)
-
-
 @prim_func_pass(opt_level=0, name="LowerCrossThreadReduction")
 class LowerCrossThreadReduction:
     """Reductions over threadIdx-bound loops -> in-thread reduction + tvm_thread_allreduce."""
@@ -220,5 +206,4 @@ class LowerCrossThreadReduction:
         return lower_cross_thread_reduction(func)
 
 
-__all__ = ["REDUCE_KINDS", "LowerCrossThreadReduction", "has_thread_allreduce",
-           "lower_cross_thread_reduction"]
+__all__ = ["REDUCE_KINDS", "LowerCrossThreadReduction", "lower_cross_thread_reduction"]

@@ -222,11 +222,6 @@ def split_host_device(func: PrimFunc, name: str | None = None,
     return host, splitter.kernels
 
 
-def is_host_only(func: PrimFunc) -> bool:
-    """Whether `func` is marked to run on the host CPU (the VM's shape functions)."""
-    return bool(func.attrs.get("tir.is_host_func", False))
-
-
 def split_host_device_module(mod: IRModule) -> IRModule:
     """Every PrimFunc of `mod` split into host code and kernels (kernels added to the module)."""
     funcs: dict = {}
@@ -252,5 +247,5 @@ class SplitHostDevice:
         return split_host_device_module(mod)
 
 
-__all__ = ["LAUNCH_TAGS", "THREAD_TAGS", "SplitHostDevice", "is_host_only", "split_host_device",
+__all__ = ["LAUNCH_TAGS", "THREAD_TAGS", "SplitHostDevice", "split_host_device",
            "split_host_device_module"]

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from ...errors import VerifyError
 from ...ir.dtype import DataType
-from ..analysis.thread_scope import is_thread_scope, kernel_roots, launch_extents
+from ..analysis.thread_scope import kernel_roots, launch_extents
 from ..expr import IntImm
 from ..function import PrimFunc
 from ..schedule.state import walk
@@ -80,10 +80,6 @@ def verify_gpu_code(func: PrimFunc, max_threads_per_block: int, max_shared_memor
                 f"allows ({max_shared_memory_per_block}); use smaller tiles")
         usage = {"threads": threads, "shared_bytes": shared}
     return usage
-
-
-def thread_scopes_in(func: PrimFunc) -> bool:
-    return any(is_thread_scope(s) for s in walk(func.body))
 
 
 __all__ = ["MAX_THREAD_DIM", "verify_gpu_code"]
