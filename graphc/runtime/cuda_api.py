@@ -66,6 +66,32 @@ class _Loaded:
         self.index, self.module, self.functions, self.meta = index, module, functions, kernels
 
 
+def _version(arch: str) -> tuple[int, int]:
+    digits = arch.removeprefix("sm_").rstrip("abcdefghijklmnopqrstuvwxyz")
+    return int(digits[:-1] or 0), int(digits[-1:] or 0)
+
+
+def pick_image(binaries: dict, ptx: str | None, arch: str) -> bytes:
+    """The code to load on a device of `arch`: its own cubin; else a cubin of the same major
+    version and a lower minor one (binary compatible); else the PTX, which the driver compiles.
+
+    >>> pick_image({"sm_80": b"A", "sm_90": b"B"}, None, "sm_86")
+    b'A'
+    >>> pick_image({"sm_90": b"B"}, "ptx", "sm_80")
+    b'ptx\\x00'
+    """
+    if arch in binaries:
+        return binaries[arch]
+    major, minor = _version(arch)
+    compatible = [a for a in binaries if _version(a)[0] == major and _version(a)[1] <= minor]
+    if compatible:
+        return binaries[max(compatible, key=_version)]
+    if ptx is None:
+        raise DeviceError(f"the module has cubins for {', '.join(binaries)} but the device is {arch}, and no "
+                          f"PTX; rebuild with target 'cuda -arch={arch}'")
+    return ptx.encode() + b"\0"
+
+
 class CUDADeviceAPI(DeviceAPI):
     """CUDA devices through the driver API."""
 
@@ -198,13 +224,7 @@ class CUDADeviceAPI(DeviceAPI):
             raise DeviceError(f"a CUDA device cannot run {code.kind} code")
         driver = self._context(index)
         arch = self.arch(index)
-        image = code.binaries.get(arch)
-        if image is None:
-            if code.ptx is None:
-                raise DeviceError(f"the module has cubins for {', '.join(code.binaries)} but the device is "
-                                  f"{arch}, "
-                                  f"and no PTX; rebuild with target 'cuda -arch={arch}'")
-            image = code.ptx.encode() + b"\0"
+        image = pick_image(code.binaries, code.ptx, arch)
         module = _check(driver, driver.cuModuleLoadData(image), f"load the kernels on cuda({index}) ({arch})")
         functions = [_check(driver, driver.cuModuleGetFunction(module, k["name"].encode()),
                             f"find kernel {k['name']}") for k in code.kernels]
