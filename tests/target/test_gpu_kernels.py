@@ -125,3 +125,25 @@ def test_launch_thread_script_with_block_memory(scope):
     np.testing.assert_array_equal(b, a.reshape(4, 64)[:, ::-1].reshape(-1) * 2)
     source = graphc.build(mod, target="opencl").imported_modules[0].get_source()
     assert "__local float S[64];" in source and "barrier(CLK_LOCAL_MEM_FENCE);" in source
+
+
+def test_scalar_parameters_reach_the_kernel():
+    from graphc.script import from_source
+
+    func = from_source('''
+@T.prim_func
+def main(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32"), alpha: T.float32, shift: T.int64,
+         flip: T.bool):
+    for i0 in T.thread_binding(2, thread="blockIdx.x"):
+        for i1 in T.thread_binding(32, thread="threadIdx.x"):
+            with T.block("B"):
+                vi = T.axis.spatial(64, i0 * 32 + i1)
+                B[vi] = T.if_then_else(flip, -A[vi], A[vi]) * alpha + T.Cast("float32", shift)
+''')
+    dev = P.opencl_device()
+    lib = graphc.build(func, target="opencl")
+    a = _normal(64)
+    b = graphc.runtime.empty((64,), "float32", dev)
+    lib(graphc.runtime.tensor(a, dev), b, 2.5, -3, True)
+    np.testing.assert_allclose(b.numpy(), -a * 2.5 - 3, rtol=1e-6, atol=1e-6)
+    P.check_cubins(graphc.IRModule({"main": func}))

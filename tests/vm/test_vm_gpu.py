@@ -124,3 +124,23 @@ def test_gpu_executable_needs_a_device_of_its_kind():
     exe = relax.build(schedule_for_gpu(mod), "opencl")
     with pytest.raises(graphc.vm.VMError, match="opencl kernels, but this VirtualMachine runs on cpu"):
         relax.VirtualMachine(exe, graphc.cpu())["main"](np.zeros((4, 16), "float32"))
+
+
+def test_cuda_executable_holds_cubins_and_saves(tmp_path):
+    from graphc.target.nvrtc import nvrtc_version
+
+    if nvrtc_version() is None:
+        pytest.skip("NVRTC is not installed (pip install 'graphc[cuda]')")
+    _, mod = _relax_module()
+    exe = relax.build(schedule_for_gpu(mod), "cuda -arch=sm_90")
+    code = exe.modules["cuda"].imported_modules[0].code
+    assert code.binaries["sm_90"][:4] == b"\x7fELF" and ".target sm_90" in code.ptx
+    path = tmp_path / "mlp_cuda.graphc"
+    exe.export_library(path)
+    loaded = graphc.vm.Executable.load(path)
+    assert loaded.modules["cuda"].imported_modules[0].code.binaries == code.binaries
+    if graphc.cuda(0).exist:  # where there is a GPU, run it
+        x = np.random.rand(4, 16).astype("float32")
+        out = relax.VirtualMachine(loaded, graphc.cuda(0))["main"](x)
+        out = out[0] if isinstance(out, tuple) else out
+        assert out.device == graphc.cuda(0)
