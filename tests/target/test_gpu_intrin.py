@@ -112,3 +112,36 @@ def test_user_rule_wins_over_the_builtin_lowering():
     finally:
         entries = lowering_rules("opencl", "tir.exp")
         entries[:] = [e for e in entries if e[1] is not rule]
+
+
+def test_integer_and_predicate_intrinsics_match_the_cpu():
+    """isnan/isinf/isfinite, popcount, abs, bit operations, reinterpret and the rounding integer
+    divisions (negative divisors too), on OpenCL and compiled for CUDA."""
+    n = 32
+    A = te.placeholder((n,), "float32", name="A")
+    X = te.placeholder((n,), "int32", name="X")
+    U = te.placeholder((n,), "int64", name="U")
+
+    def flags(i):
+        x, v = A[i], X[i]
+        kind = tir.isnan(x).astype("int32") + tir.isinf(x).astype("int32") * 2 + \
+            tir.isfinite(x).astype("int32") * 4
+        bits = tir.popcount(v) * 8 + tir.Cast("int32", tir.popcount(U[i])) * 1000
+        return kind + bits + tir.abs(v) * 100 + tir.bitwise_and(v, 3) + tir.shift_left(v, 1) + tir.bitwise_not(v)
+
+    C = te.compute((n,), flags, name="C")
+    D = te.compute((n,), lambda i: tir.reinterpret("int32", A[i]) + tir.floordiv(X[i], 7)
+                   + tir.floormod(X[i], -5) + tir.truncdiv(X[i], 3), name="D")
+    func = te.create_prim_func([A, X, U, C, D])
+    sch = tir.Schedule(func)
+    for block in ("C", "D"):
+        P.bind_spatial(sch, sch.get_block(block), threads=32)
+    a = np.array([np.nan, np.inf, -np.inf, 1.5] * 8, "float32")
+    x = np.arange(-16, 16, dtype="int32")
+    u = np.arange(n, dtype="int64") * 12345
+    expected = [np.zeros(n, "int32"), np.zeros(n, "int32")]
+    graphc.build(func, target="llvm")(a, x, u, *expected)
+    got = P.run_opencl(sch.mod, [a, x, u, np.zeros(n, "int32"), np.zeros(n, "int32")], [3, 4])
+    np.testing.assert_array_equal(got[0], expected[0])
+    np.testing.assert_array_equal(got[1], expected[1])
+    P.check_cubins(sch.mod)
