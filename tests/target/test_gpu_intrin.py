@@ -127,7 +127,8 @@ def test_integer_and_predicate_intrinsics_match_the_cpu():
         kind = tir.isnan(x).astype("int32") + tir.isinf(x).astype("int32") * 2 + \
             tir.isfinite(x).astype("int32") * 4
         bits = tir.popcount(v) * 8 + tir.Cast("int32", tir.popcount(U[i])) * 1000
-        return kind + bits + tir.abs(v) * 100 + tir.bitwise_and(v, 3) + tir.shift_left(v, 1) + tir.bitwise_not(v)
+        ops = tir.abs(v) * 100 + tir.bitwise_and(v, 3) + tir.shift_left(v, 1) + tir.bitwise_not(v)
+        return kind + bits + ops
 
     C = te.compute((n,), flags, name="C")
     D = te.compute((n,), lambda i: tir.reinterpret("int32", A[i]) + tir.floordiv(X[i], 7)
