@@ -365,7 +365,11 @@ class CodeGenC(ExprPrinter):
         return dict(meta, errors=list(self.errors))
 
     def source(self) -> str:
-        return self.d.prelude + self.d.helpers(self.helpers) + "\n" + "\n".join(self.functions)
+        body = self.d.helpers(self.helpers) + "\n" + "\n".join(self.functions)
+        prelude = self.d.prelude
+        if self.d.name == "opencl" and re.search(r"\bdouble\b", body):
+            prelude += "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"  # only where doubles are used
+        return prelude + body
 
 
 def _unpack_scalar(cg, dtype: str, index: int) -> str:

@@ -201,7 +201,7 @@ OPENCL = Dialect(
     as_uint="as_uint",
     int64_suffix="L",
     math_suffix_f32="",
-    prelude="// graphc: OpenCL C\n#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n",
+    prelude="// graphc: OpenCL C\n",
 )
 
 C = Dialect(
