@@ -9,7 +9,8 @@ whose next iteration would conflict with the end of the current one gets a barri
 of its body (the cooperative fetch of a tiled matmul).
 
 Every thread must reach every barrier, so none is placed under an `if` that tests a thread
-index or in a loop whose trip count depends on one: such a statement counts as a whole, and
+index, in a loop whose trip count depends on one, or in a thread scope narrower than what the
+kernel launches (the code generator guards it): such a statement counts as a whole, and
 barriers go around it. "local" memory is private to a thread and needs none.
 
 >>> from graphc.script import from_source
@@ -30,7 +31,7 @@ barriers go around it. "local" memory is private to a thread and needs none.
 
 from __future__ import annotations
 
-from ..analysis.thread_scope import is_thread_scope, kernel_roots
+from ..analysis.thread_scope import is_thread_scope, kernel_roots, launch_extents
 from ..analysis.var_use import uses_any_var
 from ..expr import BufferLoad, Call
 from ..function import PrimFunc
@@ -100,8 +101,8 @@ def _conflict(reads: set, writes: set, pend_r: set, pend_w: set) -> bool:
 
 
 class _Injector:
-    def __init__(self, shared: set, thread_vars: set):
-        self.shared, self.thread_vars = shared, thread_vars
+    def __init__(self, shared: set, thread_vars: set, launch: dict):
+        self.shared, self.thread_vars, self.launch = shared, thread_vars, launch
         self.sequences: dict = {}  # id(SeqStmt) -> its new items (original statements and barriers)
         self.loop_ends: set = set()  # ids of loop bodies that end with a barrier
 
@@ -140,6 +141,9 @@ class _Injector:
         if isinstance(stmt, LetStmt | Allocate | AttrStmt | DeclBuffer):
             if isinstance(stmt, AttrStmt) and is_thread_scope(stmt):
                 self.thread_vars.add(stmt.node.var)
+                launched = self.launch.get(stmt.node.thread_tag)
+                if not _same_extent(launched, stmt.value):
+                    return self.leaf(stmt)  # fewer threads than launched run it: the rest skip it
             return self.visit(stmt.body)
         return self.leaf(stmt)
 
@@ -186,6 +190,14 @@ class _Apply(StmtMutator):
         return new
 
 
+def _same_extent(a, b) -> bool:
+    from ..expr import IntImm
+
+    if isinstance(a, IntImm) and isinstance(b, IntImm):
+        return a.value == b.value
+    return a is b
+
+
 def _shared_allocations(root) -> set:
     from ..schedule.state import walk
 
@@ -199,7 +211,7 @@ def inject_thread_sync(func: PrimFunc) -> PrimFunc:
         shared = _shared_allocations(root)
         if not shared:
             continue
-        injector = _Injector(shared, set())
+        injector = _Injector(shared, set(), launch_extents(root))
         injector.visit(root)
         sequences.update(injector.sequences)
         loop_ends |= injector.loop_ends

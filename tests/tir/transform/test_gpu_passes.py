@@ -194,3 +194,24 @@ def test_verify_gpu_code_limits():
     with pytest.raises(VerifyError, match="allocates 65536 bytes of shared memory per block, more than the "
                                           "target allows \\(49152\\)"):
         verify_gpu_code(_launched(shared=16384), 1024, 49152)
+
+
+def test_no_barrier_inside_a_scope_narrower_than_the_launch():
+    """The code generator guards a 32-thread scope of a 64-thread kernel: no barrier may go inside."""
+    f = from_source('''
+@T.prim_func
+def main(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
+    bx = T.launch_thread("blockIdx.x", 1)
+    S = T.allocate([64], "float32", "shared")
+    S_1 = T.Buffer((64,), "float32", data=S, scope="shared")
+    with T.launch_thread("threadIdx.x", 64) as tx:
+        S_1[tx] = A[tx]
+    with T.launch_thread("threadIdx.x", 32) as tx_1:
+        for k in range(2):
+            S_1[tx_1 * 2 + k] = S_1[tx_1 * 2 + k] + S_1[63 - tx_1]
+            B[tx_1] = S_1[tx_1]
+''')
+    g = inject_thread_sync(f)
+    assert _syncs(g) == 1  # between the two scopes, none in the narrow one's loop
+    narrow = g.script()[g.script().index('T.launch_thread("threadIdx.x", 32)'):]
+    assert "tvm_storage_sync" not in narrow
