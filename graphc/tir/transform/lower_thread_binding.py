@@ -5,8 +5,9 @@ A loop `for i in T.thread_binding(n, thread="threadIdx.x")` becomes
 whose var is the loop var): the loop runs once per thread, and `i` is the thread's index.
 A loop that does not start at 0 keeps its values (`i + min` in the body). `vthread` loops
 (virtual threads) become serial loops. Inside thread scopes, `if` guards that test thread
-indices (the bound checks of a split that does not divide) are marked `T.likely`, which
-the GPU code generators use to split the last partial block from the full ones.
+indices with `<`, `<=`, `>`, `>=` (the bound checks of a split that does not divide) are
+marked `T.likely`, which the GPU code generators use to split the last partial block from
+the full ones.
 
 This is TVM's LowerOpaqueBlock step for thread bindings; functions without thread
 bindings (every CPU function) come back unchanged.
@@ -30,7 +31,7 @@ bindings (every CPU function) come back unchanged.
 from __future__ import annotations
 
 from ..analysis.var_use import uses_any_var
-from ..expr import Call, IntImm, Range, const
+from ..expr import GE, GT, LE, LT, And, Call, IntImm, Range, const
 from ..function import PrimFunc
 from ..functor import StmtExprMutator, substitute
 from ..op import likely
@@ -82,9 +83,17 @@ class _Lower(StmtExprMutator):
         op = super().visit_IfThenElse(op)
         cond = op.condition
         already = isinstance(cond, Call) and cond.op == "tir.likely"
-        if self.thread_vars and not already and uses_any_var(cond, self.thread_vars):
+        guard = _is_bound_check(cond) and uses_any_var(cond, self.thread_vars)
+        if self.thread_vars and not already and guard:
             op = op.replace(condition=likely(cond))
         return op
+
+
+def _is_bound_check(cond) -> bool:
+    """`a < b` and the like (and conjunctions of them): the guards a non-dividing split leaves."""
+    if isinstance(cond, And):
+        return _is_bound_check(cond.a) and _is_bound_check(cond.b)
+    return isinstance(cond, LT | LE | GT | GE)
 
 
 def has_thread_binding(stmt) -> bool:
