@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
+import logging
 import os
 import sys
 from pathlib import Path
@@ -94,11 +95,16 @@ def _load_pt2(file: Path) -> IRModule:
 
     from .frontend.torch import from_exported_program
 
+    logger = logging.getLogger("torch.export")  # it logs its own traceback before raising
+    level = logger.level
+    logger.setLevel(logging.ERROR)
     try:
         exported = torch.export.load(str(file))
     except Exception as err:  # torch raises many kinds for a file that is not a saved program
         raise ModelFileError(f"{file}: not a program saved by torch.export.save ({type(err).__name__}: "
                              f"{err})") from err
+    finally:
+        logger.setLevel(level)
     return from_exported_program(exported)
 
 

@@ -1,0 +1,162 @@
+"""The `graphc` console script, run in a subprocess as a user runs it: the compiler-workflow
+notes' flow (compile a model file with --input-shapes, run it on an .npz of inputs, read the
+outputs' .npz, compare with PyTorch), --print-time, --profile, show --stage, and the errors
+(short messages, exit status 1 for the model or inputs, 2 for usage)."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+GRAPHC = Path(sys.executable).parent / "graphc"
+
+FACTORY = '''
+import torch
+from torch import nn
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.fc2 = nn.Linear(784, 32), nn.Linear(32, 10)
+
+    def forward(self, x):
+        return self.fc2(self.fc1(x).relu())
+
+
+class Heads(nn.Module):
+    def forward(self, x):
+        return {"double": x * 2, "parts": [x + 1, x - 1]}
+
+
+def make():
+    torch.manual_seed(0)
+    return MLP().eval(), (torch.randn(1, 784),)
+
+
+def heads():
+    return Heads(), (torch.randn(2, 3),)
+'''
+
+
+def graphc(*args, cwd, check=True):
+    assert GRAPHC.exists(), f"no console script at {GRAPHC}: run scripts/install.sh test (pip install -e .)"
+    proc = subprocess.run([str(GRAPHC), *map(str, args)], cwd=cwd, capture_output=True, text=True,
+                          timeout=600)
+    if check:
+        assert proc.returncode == 0, f"graphc {' '.join(map(str, args))} exited {proc.returncode}:\n{proc.stderr}"
+    return proc
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    """A directory with the model factory, and the model compiled for 4 rows by the command line."""
+    path = tmp_path_factory.mktemp("cli")
+    (path / "models.py").write_text(FACTORY)
+    proc = graphc("compile", "models.py:make", "--input-shapes", "x:[4,784]", "-o", "mlp.graphc", cwd=path)
+    assert "compiled models.py:make for llvm" in proc.stderr and (path / "mlp.graphc").stat().st_size > 0
+    return path
+
+
+def reference(path, x):
+    import importlib.util
+
+    import torch
+
+    spec = importlib.util.spec_from_file_location("cli_models", path / "models.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    model, _ = module.make()
+    with torch.no_grad():
+        return model(torch.from_numpy(x)).numpy()
+
+
+def test_compile_then_run_on_npz_inputs(workdir):
+    """The notes' demo (load, compile, run) through the command line."""
+    x = np.random.default_rng(0).standard_normal((4, 784)).astype("float32")
+    np.savez(workdir / "in.npz", x=x)
+    proc = graphc("run", "mlp.graphc", "--inputs", "in.npz", "--output", "out.npz", cwd=workdir)
+    assert "output_0: shape (4, 10), dtype float32" in proc.stdout
+    with np.load(workdir / "out.npz") as out:
+        assert out.files == ["output_0"]
+        np.testing.assert_allclose(out["output_0"], reference(workdir, x), rtol=1e-4, atol=1e-5)
+
+
+def test_print_time_and_profile(workdir):
+    out = graphc("run", "mlp.graphc", "--print-time", "--repeat", "3", "--number", "2", "--profile",
+                 cwd=workdir).stdout
+    assert "(random inputs, seed 0)" in out
+    lines = out.splitlines()
+    header = lines.index("Execution time summary:")
+    assert lines[header + 1].split() == ["mean", "(ms)", "median", "(ms)", "max", "(ms)", "min", "(ms)", "std",
+                                         "(ms)"]
+    mean, median, high, low, std = map(float, lines[header + 2].split())
+    assert 0 < low <= median <= high and low <= mean <= high and std >= 0
+    assert any(line.startswith("fused_matmul_add_relu ") and " kernel " in line for line in lines)
+    assert any(line.startswith("Total ") for line in lines)
+
+
+def test_show_each_stage(workdir):
+    fused = graphc("show", "models.py:make", "--stage", "fused", cwd=workdir).stdout
+    assert "@I.ir_module" in fused and "def fused_matmul_add_relu(" in fused
+    assert "# metadata: 4 tensor constants (shown with --constants)" in fused
+    lowered = graphc("show", "models.py:make", "--stage", "lowered", "--function", "fused_matmul1_add1",
+                     cwd=workdir).stdout
+    assert "T.Buffer((T.int64(320),)" in lowered and "T.block" not in lowered  # flat, no blocks
+    bytecode = graphc("show", "mlp.graphc", cwd=workdir).stdout
+    assert bytecode.startswith("@main(x)") and "call fused_matmul_add_relu(" in bytecode
+
+
+def test_outputs_keep_the_model_names_and_progress_is_plain_off_a_terminal(workdir):
+    proc = graphc("compile", "models.py:heads", "-o", "heads.graphc", cwd=workdir)
+    progress = [line for line in proc.stderr.splitlines() if line.startswith("graphc: ")]
+    assert progress[0] == "graphc: importing the model" and "\r" not in proc.stderr
+    assert any(line.startswith("graphc: lowering kernels (") for line in progress)
+    graphc("run", "heads.graphc", "--output", "heads.npz", cwd=workdir)
+    with np.load(workdir / "heads.npz") as out:
+        assert sorted(out.files) == ["double", "parts.0", "parts.1"]
+
+
+def test_pt2_files_and_python_dash_m(workdir):
+    import torch
+
+    from_factory = {}
+    exec(compile(FACTORY, "models.py", "exec"), from_factory)
+    model, example = from_factory["make"]()
+    torch.export.save(torch.export.export(model, example), str(workdir / "mlp.pt2"))
+    graphc("compile", "mlp.pt2", cwd=workdir)
+    assert (workdir / "mlp.graphc").exists()
+    proc = subprocess.run([sys.executable, "-m", "graphc", "--version"], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0 and proc.stdout.startswith("graphc ")
+
+
+@pytest.mark.parametrize("args, status, message", [
+    (["compile", "nothere.onnx"], 1, "no model file 'nothere.onnx'"),
+    (["compile", "models.py:make", "--input-shapes", "x:[4,a]"], 2, "--input-shapes: input 'x'"),
+    (["compile", "models.py:make", "--target", "tpu"], 2, "unknown target kind 'tpu'"),
+    (["compile", "models.txt"], 2, "is not a model graphc reads"),
+    (["compile", "models.py:make", "--input-shapes", "y:[4,784]"], 1, "no input named 'y'; its inputs are x"),
+    (["run", "mlp.graphc", "--inputs", "wrong.npz"], 1, "no input named 'y': the model's inputs are x"),
+    (["run", "mlp.graphc", "--repeat", "0"], 2, "expected a positive integer"),
+    (["run", "models.py"], 1, "is not a graphc executable"),
+    (["show", "mlp.graphc", "--stage", "fused"], 2, "only its bytecode can be shown"),
+    (["bogus"], 2, "invalid choice: 'bogus'"),
+])
+def test_errors_are_short_with_the_right_status(workdir, args, status, message):
+    np.savez(workdir / "wrong.npz", y=np.zeros((4, 784), "float32"))
+    proc = graphc(*args, cwd=workdir, check=False)
+    assert proc.returncode == status, proc.stderr
+    errors = [line for line in proc.stderr.splitlines() if not line.startswith("graphc: ")]
+    assert message in proc.stderr and "Traceback" not in proc.stderr
+    if status == 1:
+        assert len(errors) <= 2, proc.stderr
+
+
+def test_verbose_adds_the_traceback(workdir):
+    proc = graphc("-v", "compile", "models.py:nothing", cwd=workdir, check=False)
+    assert proc.returncode == 1
+    assert "Traceback (most recent call last)" in proc.stderr
+    assert "defines no function 'nothing'" in proc.stderr
