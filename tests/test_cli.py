@@ -46,7 +46,8 @@ def graphc(*args, cwd, check=True):
     proc = subprocess.run([str(GRAPHC), *map(str, args)], cwd=cwd, capture_output=True, text=True,
                           timeout=600)
     if check:
-        assert proc.returncode == 0, f"graphc {' '.join(map(str, args))} exited {proc.returncode}:\n{proc.stderr}"
+        command = " ".join(map(str, args))
+        assert proc.returncode == 0, f"graphc {command} exited {proc.returncode}:\n{proc.stderr}"
     return proc
 
 
@@ -90,8 +91,7 @@ def test_print_time_and_profile(workdir):
     assert "(random inputs, seed 0)" in out
     lines = out.splitlines()
     header = lines.index("Execution time summary:")
-    assert lines[header + 1].split() == ["mean", "(ms)", "median", "(ms)", "max", "(ms)", "min", "(ms)", "std",
-                                         "(ms)"]
+    assert lines[header + 1].split()[::2] == ["mean", "median", "max", "min", "std"]
     mean, median, high, low, std = map(float, lines[header + 2].split())
     assert 0 < low <= median <= high and low <= mean <= high and std >= 0
     assert any(line.startswith("fused_matmul_add_relu ") and " kernel " in line for line in lines)
