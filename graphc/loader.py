@@ -81,13 +81,14 @@ def import_onnx(model, shape_dict: dict | None = None, dtype_dict: dict | None =
     except ImportError as err:
         raise ModelFileError("this graphc has no ONNX frontend (graphc.frontend.onnx) to import ONNX "
                              f"models with: {err}") from err
+    options = {"shape_dict": shape_dict, **({"dtype_dict": dtype_dict} if dtype_dict else {})}
     if isinstance(model, str | os.PathLike):
-        return onnx_frontend.load(model, shape_dict=shape_dict, dtype_dict=dtype_dict)
+        return onnx_frontend.load(model, **options)
     if isinstance(model, bytes | bytearray):
         import onnx
 
         model = onnx.load_from_string(bytes(model))
-    return onnx_frontend.from_onnx(model, shape_dict=shape_dict, dtype_dict=dtype_dict)
+    return onnx_frontend.from_onnx(model, **options)
 
 
 def _load_pt2(file: Path) -> IRModule:

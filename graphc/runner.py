@@ -157,7 +157,7 @@ class RunResult:
     __repr__ = __str__
 
 
-def run(exe, device="cpu", inputs=None, *, benchmark: bool = False, repeat: int = 10, number: int = 10,
+def run(exe, device="cpu", inputs=None, *, benchmark: bool = False, repeat: int = 10, number: int = 1,
         profile: bool = False, seed: int = 0) -> RunResult:
     """Run the executable `exe` (or the path of a saved one) on `device` ("cpu", "cuda", ...).
 

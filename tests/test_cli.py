@@ -3,6 +3,7 @@ notes' flow (compile a model file with --input-shapes, run it on an .npz of inpu
 outputs' .npz, compare with PyTorch), --print-time, --profile, show --stage, and the errors
 (short messages, exit status 1 for the model or inputs, 2 for usage)."""
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -99,8 +100,9 @@ def test_print_time_and_profile(workdir):
 
 
 def test_show_each_stage(workdir):
-    fused = graphc("show", "models.py:make", "--stage", "fused", cwd=workdir).stdout
-    assert "@I.ir_module" in fused and "def fused_matmul_add_relu(" in fused
+    coloured = graphc("show", "models.py:make", "--stage", "fused", "--color", "always", cwd=workdir).stdout
+    fused = re.sub(r"\x1b\[[0-9;]*m", "", coloured)
+    assert fused != coloured and "@I.ir_module" in fused and "def fused_matmul_add_relu(" in fused
     assert "# metadata: 4 tensor constants (shown with --constants)" in fused
     lowered = graphc("show", "models.py:make", "--stage", "lowered", "--function", "fused_matmul1_add1",
                      cwd=workdir).stdout
