@@ -229,7 +229,7 @@ batch = torch.export.Dim("batch", min=1, max=64)
 ep = torch.export.export(model, (example,), dynamic_shapes={"input": {0: batch}})
 mod = from_exported_program(ep)
 # def main(input: R.Tensor(("s31", 16), dtype="float32")) -> ...:
-#     R.func_attr({"num_input": 1, "tir_var_lower_bound": {"s31": 1}, "tir_var_upper_bound": {"s31": 64}, ...})
+#     R.func_attr({"num_input": 1, "tir_var_lower_bound": {"s31": 1}, "tir_var_upper_bound": {"s31": 64}})
 ```
 
 The compiled model checks each input against these ranges on entry: a size outside its range

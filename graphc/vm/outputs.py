@@ -113,6 +113,8 @@ _ARITY = {"tuple": 2, "list": 2, "dict": 3, "namedtuple": 4, "record": 4}
 def reader(structure) -> Callable:
     """`read(result) -> the model-shaped value` for a validated `structure`."""
     validate(structure)
+    if isinstance(structure, int):  # one tensor, the common case: no tuple to build
+        return lambda result: result[structure] if type(result) is tuple else result
     build = _builder(structure)
 
     def read(result):
