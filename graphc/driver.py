@@ -148,13 +148,13 @@ def compile_to(model, stage: str, target="llvm", *, example_inputs=None, dynamic
     `graphc show MODEL --stage NAME` prints them.
 
     >>> from graphc.script import from_source
-    >>> mod = from_source(\'\'\'
+    >>> mod = from_source('''
     ... @I.ir_module
     ... class Module:
     ...     @R.function
     ...     def main(x: R.Tensor((4,), "float32")):
     ...         return R.add(x, x)
-    ... \'\'\')
+    ... ''')
     >>> [gv.name_hint for gv in compile_to(mod, "legalized").get_global_vars()]
     ['add', 'main']
     """

@@ -52,7 +52,7 @@ def test_examples_run(page, tmp_path, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, module.__name__, module)
     for language, code, first in found:
         if language == "python":
-            exec(compile("\n" * (first - 1) + code, str(script), "exec"), module.__dict__)  # noqa: S102
+            exec(compile("\n" * (first - 1) + code, str(script), "exec"), module.__dict__)
         else:
             proc = subprocess.run(["bash", "-e", "-c", code], cwd=tmp_path, env=env, capture_output=True,
                                   text=True, timeout=600)
