@@ -1,4 +1,6 @@
-"""`graphc.lower` and `graphc.build`: tensor programs to lowered IR to loaded machine code.
+"""The entry points: `graphc.lower` and `graphc.build` (tensor programs to lowered IR to loaded
+machine code), `graphc.compile` and `compile_to` (models to VM executables, or to one stage), and
+tvmc's trio `load` (model files, loader.py), `compile`, `run` (runner.py).
 
 >>> import graphc, numpy as np
 >>> from graphc import tir
