@@ -41,6 +41,7 @@ _LAZY = {
     "nn": ("graphc.relax.frontend.nn", None),
     "frontend": ("graphc.frontend", None),
     "transform": ("graphc.transform", None),
+    "report": ("graphc.reporting", "report"),
 }
 
 
