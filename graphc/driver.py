@@ -227,8 +227,7 @@ def iter_stages(model, target="llvm", *, example_inputs=None, dynamic_shapes=Non
     yield "lowered", mod
     from .relax.vm_build import build as vm_build
 
-    report(f"generating machine code for {_count_kernels(mod)} kernels and the bytecode", 0, 0)
-    yield "bytecode", vm_build(mod, target, vm_lowering=False)
+    yield "bytecode", vm_build(mod, target, vm_lowering=False, progress=report)
 
 
 def _no_progress(message: str, done: int, total: int) -> None:

@@ -349,11 +349,13 @@ def codegen(mod: IRModule, modules: dict | None = None, devices=None) -> Executa
     return Executable(functions, ctx.constants, modules, devices)
 
 
-def build(mod: IRModule, target=None, params=None, *, vm_lowering: bool = True) -> Executable:
+def build(mod: IRModule, target=None, params=None, *, vm_lowering: bool = True, progress=None) -> Executable:
     """Lower `mod` for the VM, compile its PrimFuncs for `target`, and generate bytecode.
 
     `params` (a dict of name -> array) binds `main`'s parameters as constants first.
     `vm_lowering=False` skips `VMLoweringPipeline` for modules already in lowered form.
+    `progress(message, done, total)`, if given, hears when the kernels' compilation and the
+    bytecode generation start.
     """
     if not isinstance(mod, IRModule):
         raise TypeError(f"relax.build expects an IRModule, got {type(mod).__name__}")
@@ -363,8 +365,13 @@ def build(mod: IRModule, target=None, params=None, *, vm_lowering: bool = True) 
     if vm_lowering:
         with target:
             mod = VMLoweringPipeline()(mod)
+    if progress is not None:
+        kernels = sum(1 for _, func in mod.items() if isinstance(func, PrimFunc))
+        progress(f"compiling {kernels} kernels for {target.kind}", 0, 0)
     modules = build_kernels(mod, target)
     device = "cpu" if target.kind == "llvm" else target.kind
+    if progress is not None:
+        progress("generating the bytecode", 0, 0)
     return codegen(mod, modules, [Device(device, 0)])
 
 

@@ -100,6 +100,7 @@ class CompileRecord:
     passes: list[PassRecord]
     fused_members: dict[str, list[tuple[str, int | None]]]
     target: object
+    steps: list[tuple[str, float]] = field(default_factory=list)
     kernels: list[KernelRecord] = field(default_factory=list)
     profile_total: float | None = None
     peaks: Peaks | None = None
@@ -165,6 +166,30 @@ def _fused_groups(mod: IRModule) -> dict[str, list[tuple[str, int | None]]]:
     return groups
 
 
+class _StepClock:
+    """A compile's progress callback that times each step it announces (import, fusion,
+    scheduling, lowering, machine code, bytecode), passing the calls on to `forward`."""
+
+    def __init__(self, forward=None):
+        self.forward = forward
+        self.steps: list[tuple[str, float]] = []
+        self._current: tuple[str, float] | None = None
+
+    def __call__(self, message: str, done: int, total: int) -> None:
+        if self._current is None or self._current[0] != message:
+            self.finish()
+            self._current = (message, time.perf_counter())
+        if self.forward is not None:
+            self.forward(message, done, total)
+
+    def finish(self) -> list[tuple[str, float]]:
+        if self._current is not None:
+            message, start = self._current
+            self.steps.append((message, time.perf_counter() - start))
+            self._current = None
+        return self.steps
+
+
 def collect(
     model,
     target,
@@ -191,17 +216,18 @@ def collect(
         outer.config,
     )
     stages = []
+    steps = _StepClock(progress)
     with context:
         start = time.perf_counter()
         for name, result in iter_stages(
-            model, target, example_inputs=example_inputs, dynamic_shapes=dynamic_shapes, progress=progress
+            model, target, example_inputs=example_inputs, dynamic_shapes=dynamic_shapes, progress=steps
         ):
             now = time.perf_counter()
             stages.append(StageRecord(name, now - start, result))
             if name != STAGES[-1]:
                 recorder.stage = STAGES[STAGES.index(name) + 1]
             start = time.perf_counter()
-    record = CompileRecord(stages, recorder.records, recorder.fused_members, target)
+    record = CompileRecord(stages, recorder.records, recorder.fused_members, target, steps.finish())
     if not profile:
         record.profile_note = "not profiled (profile=False)"
     elif target.kind != "llvm":

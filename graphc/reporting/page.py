@@ -286,6 +286,10 @@ def compile_time_section(record: CompileRecord) -> str:
     stages = bar_chart(
         [(s.name, s.seconds, f"{s.seconds:.3f} s") for s in record.stages], "seconds per stage"
     )
+    steps = bar_chart(
+        [(message, seconds, f"{seconds:.3f} s") for message, seconds in record.steps],
+        "seconds per step (machine code: LLVM or NVRTC)",
+    )
     by_name: dict[str, float] = {}
     leaves = [p for i, p in enumerate(record.passes) if not _has_children(record.passes, i)]
     for p in leaves:
@@ -304,7 +308,7 @@ def compile_time_section(record: CompileRecord) -> str:
             f'<td>{p.seconds * 1e3:.2f}</td><td class="l">{tag}</td></tr>'
         )
     return (
-        f'<section id="compile-time"><h2>Compile time</h2>{stages}{passes}'
+        f'<section id="compile-time"><h2>Compile time</h2>{stages}{steps}{passes}'
         f"<details><summary>every pass that ran ({len(record.passes)}), in order</summary>"
         f'<table><tr><th class="l">stage</th><th class="l">pass</th><th>ms</th><th class="l">module</th></tr>'
         f"{''.join(rows)}</table></details></section>"
