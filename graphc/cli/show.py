@@ -27,7 +27,6 @@ def add_arguments(parser) -> None:
 def run(args) -> int:
     from ..driver import compile_to
     from ..loader import load
-    from ..script.printer import without_constants
     from .progress import Progress
 
     if _is_executable(args.model):
@@ -49,7 +48,7 @@ def run(args) -> int:
         print(_bytecode(result, args.function))
         return 0
     text = _function_script(result, args.function) if args.function else result.script()
-    print(_highlight(text if args.constants else without_constants(text), args.color))
+    print(_highlight(text if args.constants else _without_constants(text), args.color))
     return 0
 
 
@@ -89,3 +88,17 @@ def _highlight(text: str, color: str) -> str:
     from ..script.printer.highlight import highlight
 
     return highlight(text)
+
+
+def _without_constants(text: str) -> str:
+    """The script with its `metadata = {...}` section (the tensor constants' bytes) folded into a
+    comment; the constants are still referred to as `metadata[...][i]` in the code."""
+    lines = text.split("\n")
+    try:
+        start = lines.index(next(line for line in lines if line.startswith("metadata = {")))
+        end = lines.index("]}", start)
+    except (StopIteration, ValueError):
+        return text
+    count = end - start - 1
+    note = f"# metadata: {count} tensor constant{'s' if count != 1 else ''} (shown with --constants)"
+    return "\n".join(lines[:start] + [note] + lines[end + 1:])

@@ -11,7 +11,6 @@ import json
 
 from ..ir.module import IRModule
 from ..relax.expr_functor import ExprVisitor
-from ..script.printer import without_constants
 from ..script.printer.highlight import highlight_html
 from ..tir.function import PrimFunc
 from .collect import CompileRecord
@@ -328,7 +327,7 @@ def _has_children(passes, index: int) -> bool:
 def function_texts(result) -> dict[str, str]:
     """Each function's script text (constants folded), or the bytecode's text by VM function."""
     if isinstance(result, IRModule):
-        return {gv.name_hint: without_constants(func.script()) for gv, func in result.items()}
+        return {gv.name_hint: func.script(show_constants=False) for gv, func in result.items()}
     return {"bytecode": result.as_text()}
 
 

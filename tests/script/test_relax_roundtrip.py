@@ -163,6 +163,18 @@ def test_constants_inline_scalars_and_metadata_tensors():
     assert "@R.function(pure=False)" in text and 'R.func_attr({"num_input": 2})' in text
 
 
+def test_constants_counted_not_printed_on_request():
+    """`script(show_constants=False)` (TVM's show_meta=False): the references stay, the values go."""
+    mod = leaves_and_constants()
+    full = mod.script()
+    folded = mod.script(show_constants=False)
+    count = full[full.index("metadata = {"):full.index("]}")].count("\n    R.const")
+    assert "R.const_from_base64(" not in folded and "metadata = {" not in folded
+    assert f"# metadata: {count} tensor constants (not printed)" in folded
+    assert folded.split("(not printed)")[1] == full.split("]}", 1)[1]
+    assert mod["main"].script(show_constants=False).count("# metadata:") == 1
+
+
 def test_if_prints_branches_assigning_the_binding_var():
     text = assert_roundtrip(branches())
     assert "        if c:\n" in text and "        else:\n" in text

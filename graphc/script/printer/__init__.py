@@ -155,24 +155,5 @@ def show(node, **kwargs) -> None:
     print(text)
 
 
-def without_constants(text: str) -> str:
-    """Script text with its `metadata = {...}` section (the tensor constants' bytes) folded into a
-    comment; the constants are still referred to as `metadata[...][i]` in the code.
-
-    >>> print(without_constants('metadata = {"relax.expr.Constant": [\\n    R.const(1),\\n]}\\nx = 1'))
-    # metadata: 1 tensor constant (shown with --constants)
-    x = 1
-    """
-    lines = text.split("\n")
-    try:
-        start = lines.index(next(line for line in lines if line.startswith("metadata = {")))
-        end = lines.index("]}", start)
-    except (StopIteration, ValueError):
-        return text
-    count = end - start - 1
-    note = f"# metadata: {count} tensor constant{'s' if count != 1 else ''} (shown with --constants)"
-    return "\n".join(lines[:start] + [note] + lines[end + 1:])
-
-
 __all__ = ["ExprPrinter", "StmtPrinter", "expr_text", "module_text", "pystr", "register_function_printer",
-           "register_printer", "register_repr_printer", "repr_text", "script", "show", "without_constants"]
+           "register_printer", "register_repr_printer", "repr_text", "script", "show"]

@@ -190,11 +190,12 @@ def _with_metadata(lines: list[str], meta, before: str) -> list[str]:
     return lines[:at] + section + [""] + lines[at:]
 
 
-def module_script(mod: IRModule, **kwargs) -> str:
-    """The module with a metadata section for its tensor constants, if it has any."""
+def module_script(mod: IRModule, show_constants: bool = True, **kwargs) -> str:
+    """The module with a metadata section for its tensor constants, if it has any (their count
+    only, with `show_constants=False`)."""
     from . import module_text
 
-    meta = _rx.Metadata()
+    meta = _rx.Metadata(show_constants)
     _METADATA.append(meta)
     try:
         text = module_text(mod)
@@ -203,11 +204,11 @@ def module_script(mod: IRModule, **kwargs) -> str:
     return "\n".join(_with_metadata(text.split("\n"), meta, "@I.ir_module"))
 
 
-def function_script(func: relax_expr.Function, name: str) -> str:
+def function_script(func: relax_expr.Function, name: str, show_constants: bool = True) -> str:
     """A standalone function: header, metadata section and the function."""
     from . import _header
 
-    meta = _rx.Metadata()
+    meta = _rx.Metadata(show_constants)
     _METADATA.append(meta)
     try:
         lines, used = function_lines(func, name)
@@ -259,7 +260,7 @@ def _register() -> None:
     register_function_printer(relax_expr.Function, function_lines)
     register_printer(IRModule, module_script)
     register_printer(relax_expr.Expr, lambda node, **kw: function_script(
-        node, kw.get("name") or node.attrs.get("global_symbol") or "main")
+        node, kw.get("name") or node.attrs.get("global_symbol") or "main", kw.get("show_constants", True))
         if isinstance(node, relax_expr.Function) else expr_text(node))
     register_printer(relax_expr.Binding, lambda node, **kw: binding_text(node))
     register_printer(relax_expr.BindingBlock, lambda node, **kw: block_text(node))

@@ -34,11 +34,13 @@ _CONSTANT_KEY = "relax.expr.Constant"
 
 
 class Metadata:
-    """Tensor constants of the module being printed, referred to by index."""
+    """Tensor constants of the module being printed, referred to by index; `show=False` prints
+    a one-line count instead of their values (TVM's `show_meta=False`)."""
 
-    def __init__(self):
+    def __init__(self, show: bool = True):
         self.constants: list = []
         self._index: dict[int, int] = {}
+        self.show = show
 
     def ref(self, const) -> str:
         if id(const) not in self._index:
@@ -50,6 +52,9 @@ class Metadata:
         """The section `metadata = {...}` that the references resolve against."""
         if not self.constants:
             return []
+        if not self.show:
+            count = len(self.constants)
+            return [f"# metadata: {count} tensor constant{'s' if count != 1 else ''} (not printed)"]
         lines = [f'metadata = {{"{_CONSTANT_KEY}": [']
         lines += [f"    {tensor_text(c.data.numpy())}," for c in self.constants]
         return lines + ["]}"]
