@@ -55,7 +55,10 @@ class _Equal:
     def eq(self, a, b) -> bool:
         if a is b and not dataclasses.is_dataclass(a):
             return True
+        a, b = _as_node(a), _as_node(b)
         if type(a) is not type(b):
+            if isinstance(a, tuple | list) and isinstance(b, tuple | list):  # TVM's Array is both
+                return len(a) == len(b) and all(self.eq(x, y) for x, y in zip(a, b))
             if isinstance(a, int | float) and isinstance(b, int | float) and not isinstance(a, bool):
                 return a == b
             return False
@@ -94,6 +97,8 @@ class _Equal:
         names_b = [gv.name_hint for gv in b.get_global_vars()]
         if names_a != names_b or not self.dicts(a.attrs, b.attrs):
             return False
+        if not self.dicts(a.global_infos, b.global_infos):
+            return False
         # Functions are closed: each gets its own variable pairing, so a symbolic var that
         # two functions happen to share (a Relax function and the PrimFunc it calls) does
         # not have to be shared on the other side too.
@@ -104,6 +109,12 @@ class _Equal:
             if not self.eq(getattr(a, field), getattr(b, field)):
                 return False
         return True
+
+
+def _as_node(x):
+    """`a == b` on expressions is an EqualOp (identity as a bool); compare the node it stands for."""
+    asobject = getattr(x, "asobject", None)
+    return asobject() if asobject is not None and not dataclasses.is_dataclass(x) else x
 
 
 def _fields(cls) -> tuple[str, ...]:

@@ -42,6 +42,7 @@ from .expr import (
     set_struct_info,
 )
 from .expr_functor import ExprMutator, ExprVisitor
+from .op import call_dps_packed, call_pure_packed, call_tir, call_tir_inplace
 from .op.registry import Op, OpPatternKind
 from .pipeline import get_pipeline
 from .struct_info import (
@@ -60,6 +61,7 @@ from .struct_info import (
 )
 
 __all__ = [
+    "call_dps_packed", "call_pure_packed", "call_tir", "call_tir_inplace",
     "Attrs", "Binding", "BindingBlock", "BlockBuilder", "BlockBuilderError", "Call", "Constant",
     "DataTypeImm", "DataflowBlock", "DataflowVar", "Expr", "ExprMutator", "ExprVisitor", "ExternFunc",
     "FuncStructInfo", "Function", "GlobalVar", "If", "LeafExpr", "MatchCast", "ObjectStructInfo", "Op",

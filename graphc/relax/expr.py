@@ -382,6 +382,13 @@ class SeqExpr(Expr):
         object.__setattr__(self, "body", body)
 
 
+def _more_precise(annotation: StructInfo, body: StructInfo) -> bool:
+    """`body` says more than `annotation` and agrees with it."""
+    from .struct_info import is_base_of
+
+    return is_base_of(annotation, body) and not is_base_of(body, annotation)
+
+
 @node
 class Function(Expr):
     """A Relax function. `attrs` hold e.g. `global_symbol`, `num_input`, `Primitive`.
@@ -403,9 +410,13 @@ class Function(Expr):
         for p in params:
             if not isinstance(p, Var) or p.struct_info_ is None:
                 raise TypeInferenceError(f"Function parameters must be Vars with struct info, got {p!r}")
-        if ret_struct_info is None and isinstance(body, Expr) and body.struct_info_ is not None:
+        if isinstance(body, Expr) and body.struct_info_ is not None:
             defined = {v: v for p in params for v in defined_tir_vars(p.struct_info)}
-            ret_struct_info = erase_to_well_defined(body.struct_info_, defined, {p: p for p in params})
+            body_sinfo = erase_to_well_defined(body.struct_info_, defined, {p: p for p in params})
+            # As in TVM, the body's struct info overrides a less precise annotation.
+            if ret_struct_info is None or (ret_struct_info is not body_sinfo and _more_precise(ret_struct_info,
+                                                                                               body_sinfo)):
+                ret_struct_info = body_sinfo
         object.__setattr__(self, "params", params)
         object.__setattr__(self, "body", body)
         object.__setattr__(self, "ret_struct_info", ret_struct_info)

@@ -225,6 +225,6 @@ def global_struct_info(func) -> StructInfo:
     """The struct info a GlobalVar bound to `func` has: a Relax function's own, or opaque."""
     if isinstance(func, relax_expr.Function):
         return func.struct_info
-    if isinstance(func, PrimFunc):
-        return FuncStructInfo.opaque_func(ObjectStructInfo(), purity=False)
+    if isinstance(func, PrimFunc):  # called directly (destination passing), it returns nothing
+        return FuncStructInfo.opaque_func(TupleStructInfo([]), purity=False)
     return ObjectStructInfo()

@@ -300,7 +300,7 @@ class _Axis:
 axis = _Axis()
 
 
-def prim_func(func=None, *, private: bool = False, check_well_formed: bool = True):
+def prim_func(func=None, *, private: bool = False, check_well_formed: bool = True, s_tir: bool = True):
     """Parse a Python function written in the script syntax into a PrimFunc (never runs it).
 
     Inside an `@I.ir_module` class the method is returned as is; the module parses it.

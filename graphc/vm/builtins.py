@@ -19,6 +19,7 @@ import re
 
 import numpy as np
 
+from ..runtime.registry import get_global_func, register_func
 from ..runtime.tensor import Tensor
 from .shape_codes import MakeShapeCode, MatchShapeCode
 from .values import DataType, ShapeTuple, Storage, VMError, reshape_view
@@ -27,12 +28,14 @@ _BUILTINS: dict[str, object] = {}
 
 
 def register_builtin(name: str, fn=None, override: bool = False):
-    """Make `fn` callable from bytecode as `name` (usable as a decorator)."""
+    """Make `fn` callable from bytecode as `name` (usable as a decorator); it is a global
+    function too (`graphc.get_global_func(name)`)."""
 
     def register(f):
         if name in _BUILTINS and not override:
             raise ValueError(f"builtin {name!r} is already registered; pass override=True to replace it")
         _BUILTINS[name] = f
+        register_func(name, f, override=True)
         return f
 
     return register(fn) if fn is not None else register
@@ -41,6 +44,38 @@ def register_builtin(name: str, fn=None, override: bool = False):
 def get_builtin(name: str):
     """The builtin `name`, or None."""
     return _BUILTINS.get(name)
+
+
+def packed_function(name: str):
+    """The function the bytecode calls as `name`: a builtin, else a global function
+    (`graphc.register_func`) whose numpy or torch results become Tensors; None if neither."""
+    fn = _BUILTINS.get(name)
+    if fn is not None:
+        return fn
+    fn = get_global_func(name, allow_missing=True)
+    if fn is None:
+        return None
+
+    def call(*args):
+        return as_vm_value(fn(*args))
+
+    call.__name__ = call.__qualname__ = name
+    return call
+
+
+def as_vm_value(value):
+    """A Python function's result as a VM value: arrays and torch tensors become Tensors."""
+    if isinstance(value, np.ndarray):
+        return Tensor._from_host_array(np.ascontiguousarray(value))
+    if isinstance(value, list | tuple) and not isinstance(value, ShapeTuple):
+        return tuple(as_vm_value(v) for v in value)
+    if isinstance(value, np.generic):
+        return value.item()
+    if type(value).__module__.startswith("torch") and hasattr(value, "__dlpack__"):
+        from ..runtime.dlpack import from_dlpack
+
+        return from_dlpack(value.detach().contiguous())
+    return value
 
 
 def list_builtins() -> list[str]:
@@ -273,6 +308,36 @@ def to_device(ctx, tensor: Tensor, device_type, device_id=0) -> Tensor:
     return tensor.copyto(Device(device_type, device_id))
 
 
+def _printable(value):
+    if isinstance(value, Tensor):
+        array = value.numpy()
+        return array.item() if array.ndim == 0 else array
+    if isinstance(value, tuple) and not isinstance(value, ShapeTuple):
+        return tuple(_printable(v) for v in value)
+    return value
+
+
+def _format(fmt: str, values) -> str:
+    values = [_printable(v) for v in values]
+    return fmt.format(*values) if fmt else " ".join(str(v) for v in values)
+
+
+def run_print(fmt, *values) -> None:
+    """`R.print(*values, format=fmt)` (TVM's `relax.run.print`): print the values."""
+    print(_format(str(fmt), values))
+
+
+def run_assert_op(condition, fmt, *values) -> None:
+    """`R.assert_op(condition, values, format=fmt)`: raise AssertionError when `condition` is false."""
+    if bool(_printable(condition)):
+        return
+    message = _format(str(fmt), values) if (fmt or values) else "Assertion Failed"
+    raise AssertionError(message)
+
+
+register_builtin("relax.run.print", run_print)
+register_builtin("relax.run.assert_op", run_assert_op)
+
 for _name, _fn in {
     "check_tensor_info": check_tensor_info, "check_shape_info": check_shape_info,
     "check_tuple_info": check_tuple_info, "check_prim_value_info": check_prim_value_info,
@@ -285,5 +350,5 @@ for _name, _fn in {
 }.items():
     register_builtin("vm.builtin." + _name, _fn)
 
-__all__ = ["DataType", "MakeShapeCode", "MatchShapeCode", "VMError", "get_builtin", "list_builtins",
-           "register_builtin"]
+__all__ = ["DataType", "MakeShapeCode", "MatchShapeCode", "VMError", "as_vm_value", "get_builtin",
+           "list_builtins", "packed_function", "register_builtin"]

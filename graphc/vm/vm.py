@@ -20,7 +20,7 @@ import numpy as np
 from ..runtime.device import ALIGNMENT, Device, cpu
 from ..runtime.device import device as make_device
 from ..runtime.tensor import Tensor, tensor
-from .builtins import get_builtin
+from .builtins import packed_function
 from .decode import Decoder, FrameLayout
 from .executable import Executable
 from .profiler import ProfileReport, Recorder
@@ -172,10 +172,10 @@ class VirtualMachine:
 
     def builtin(self, name: str):
         """The builtin `name`; a VMError when the executable calls one that is not registered."""
-        fn = get_builtin(name)
+        fn = packed_function(name)
         if fn is None:
-            raise VMError(f"the executable calls {name!r}, which is neither a builtin nor a kernel; "
-                          "register it with graphc.vm.register_builtin")
+            raise VMError(f"the executable calls {name!r}, which is neither a builtin, a registered "
+                          "global function nor a kernel; register it with graphc.register_func")
         return fn
 
     def function_value(self, findex: int):

@@ -167,7 +167,10 @@ class Evaluator:
             raise self.error(node, str(err)) from err
 
     def eval_BinOp(self, node):
-        a, b = self.eval(node.left), self.eval(node.right)
+        return self.binop(node, self.eval(node.left), self.eval(node.right))
+
+    def binop(self, node, a, b):
+        """`a <op> b` for the BinOp `node` on operands already evaluated."""
         op = type(node.op)
         if op in _SHIFTS:
             name, py = _SHIFTS[op]
