@@ -93,6 +93,16 @@ class Expr(Node):
         return repr_text(self)
 
 
+def get_shape_of(expr: Expr) -> Expr:
+    """The shape of tensor `expr` as a Relax value (TVM's `relax.get_shape_of`): its struct info's
+    shape (a ShapeExpr, whose `[i]` is a dimension, or a shape var)."""
+    sinfo = expr.struct_info
+    if not isinstance(sinfo, TensorStructInfo) or sinfo.shape is None:
+        raise TypeInferenceError(f"get_shape_of expects a tensor of known shape, got {expr!r} of struct info "
+                                 f"{sinfo}")
+    return sinfo.shape
+
+
 def set_struct_info(expr: Expr, sinfo: StructInfo) -> None:
     """Attach `sinfo` to `expr` once (normalization does this; TVM's UpdateStructInfo).
 

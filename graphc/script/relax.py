@@ -81,7 +81,18 @@ def dim(value):
     """A shape dimension: an int, a PrimExpr, or a string naming (an expression of) symbolic vars."""
     if isinstance(value, builtins.str):
         value = _sym_eval(ast.parse(value, mode="eval").body)
+    if hasattr(value, "asobject") and not isinstance(value, _tir.PrimExpr):
+        value = value.asobject()  # `n == 0` written outside a script
     return _S.as_dim(value) if isinstance(value, int) else value
+
+
+def shape_dim(value):
+    """A dimension of a tensor or shape annotation: as `dim`, and it must be an int64."""
+    value = dim(value)
+    if isinstance(value, _tir.PrimExpr) and value.dtype != "int64":
+        raise TypeInferenceError(f"shape dimensions are int64, but {value} is {value.dtype}; declare "
+                                 "symbolic sizes with T.int64()")
+    return value
 
 
 # --- struct info -------------------------------------------------------------------------
@@ -98,7 +109,7 @@ def Tensor(shape=None, dtype=None, vdevice=None, ndim: int = -1):  # noqa: N802 
         raise TypeInferenceError(f"R.Tensor expects ndim to be a non-negative int or -1 (unknown), got "
                                  f"{ndim!r}")
     if isinstance(shape, list | builtins.tuple):
-        shape = builtins.tuple(dim(d) for d in shape)
+        shape = builtins.tuple(shape_dim(d) for d in shape)
     return _S.TensorStructInfo(shape, dtype, ndim)
 
 
@@ -112,7 +123,7 @@ def Tuple(*fields):  # noqa: N802 - TVM's name
 def Shape(values=None, ndim: int = -1):  # noqa: N802 - TVM's name
     """`R.Shape([n, 4])` or `R.Shape(ndim=2)`."""
     if values is not None:
-        values = [dim(v) for v in values]
+        values = [shape_dim(v) for v in values]
     return _S.ShapeStructInfo(values, ndim)
 
 
@@ -139,6 +150,8 @@ def to_sinfo(value) -> _S.StructInfo:
     """An annotation as struct info (`R.Tensor` written without a call means an unknown tensor)."""
     if isinstance(value, _S.StructInfo):
         return value
+    if value is None:  # `-> None`: the function returns nothing
+        return _S.TupleStructInfo([])
     if value in (Tensor, Tuple, Shape, Prim, Object, Callable):
         return value()
     raise TypeInferenceError(f"expected struct info such as R.Tensor((n,), \"float32\"), got {value!r}")

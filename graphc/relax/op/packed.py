@@ -28,6 +28,7 @@ from ...errors import TypeInferenceError
 from ...tir.expr import PrimExpr
 from ..expr import Call, Expr, ExternFunc, PrimValue, StringImm, Tuple
 from ..struct_info import (
+    FuncStructInfo,
     ObjectStructInfo,
     PrimStructInfo,
     ShapeStructInfo,
@@ -42,9 +43,9 @@ from .registry import Op, OpPatternKind, register_op
 # --- packed calls -------------------------------------------------------------------------------
 
 
-def _callee(call) -> ExternFunc:
+def _callee(call) -> Expr:
     func = call.args[0]
-    if not isinstance(func, ExternFunc):
+    if not isinstance(func, ExternFunc) and not isinstance(func.struct_info_, FuncStructInfo):
         raise TypeInferenceError(f"{op_label(call)} expects its first argument to name a global function "
                                  f"(a string or R.ExternFunc), got {func!r}")
     return func

@@ -26,6 +26,7 @@ from __future__ import annotations
 import ast
 import sys
 
+from ...ir.module import GlobalVar
 from ...relax import expr as relax_expr
 from ...relax.block_builder import finish_seq
 from ...relax.struct_info import TupleStructInfo, is_base_of
@@ -283,11 +284,12 @@ class FunctionParser:
             statement_kinds = (relax_expr.If, relax_expr.SeqExpr, relax_expr.Function)
             if isinstance(norm, statement_kinds) and not isinstance(expr, relax_expr.Var) and value_node is not None:
                 raise self.error(value_node, f"{type(norm).__name__} values are written as statements")
-            if void_only and not _is_void(norm.struct_info):
+            if void_only and not isinstance(norm, GlobalVar) and not _is_void(norm.struct_info):
                 raise self.error(stmt, f"the result of {ast.unparse(value_node)} ({norm.struct_info}) is not "
                                        "used; assign it to a variable (`lv = ...`): only calls that return "
                                        "nothing, such as R.print or R.assert_op, stand on a line of their own")
-            sinfo = self.check(stmt, name, ann, norm.struct_info, fresh)
+            inferred = bb._global_struct_info(norm) if isinstance(norm, GlobalVar) else norm.struct_info
+            sinfo = self.check(stmt, name, ann, inferred, fresh)
             if fresh and ann is not None and isinstance(norm, relax_expr.Call) and sinfo is not norm.struct_info:
                 # the annotation is the call's struct info, as in TVM
                 norm = relax_expr.Call(norm.op, norm.args, norm.attrs, norm.sinfo_args)

@@ -265,6 +265,9 @@ def _register() -> None:
     from . import register_function_printer, register_printer, register_repr_printer
 
     register_function_printer(relax_expr.Function, function_lines)
+    # a module-level runtime function: `name = R.ExternFunc("symbol")` in the class body
+    register_function_printer(relax_expr.ExternFunc, lambda func, name: (
+        [f"{name} = {_rx.RelaxExprPrinter(standalone=True).expr(func)}"], {"R"}))
     register_printer(IRModule, module_script)
     register_printer(relax_expr.Expr, lambda node, **kw: function_script(
         node, kw.get("name") or node.attrs.get("global_symbol") or "main")
