@@ -301,7 +301,8 @@ class ApplyPassToFunction(Pass):
     ['b']
     """
 
-    def __init__(self, transform: Pass, func_name_regex: str, error_if_no_function_matches_regex: bool = False):
+    def __init__(self, transform: Pass, func_name_regex: str,
+                 error_if_no_function_matches_regex: bool = False):
         import re
 
         self.transform = transform

@@ -68,7 +68,8 @@ __all__ = [
     "FuncStructInfo", "Function", "GlobalVar", "If", "LeafExpr", "MatchCast", "ObjectStructInfo", "Op",
     "OpPatternKind", "PrimStructInfo", "PrimValue", "SeqExpr", "ShapeExpr", "ShapeStructInfo", "StringImm",
     "StructInfo", "TensorStructInfo", "Tuple", "TupleGetItem", "TupleStructInfo", "Var", "VarBinding",
-    "analysis", "const", "get_pipeline", "erase_to_well_defined", "get_dtype", "get_shape_of", "get_ndim", "is_base_of",
+    "analysis", "const", "get_pipeline", "erase_to_well_defined", "get_dtype", "get_shape_of", "get_ndim",
+    "is_base_of",
     "is_leaf", "op", "set_struct_info", "struct_info_lca", "transform",
 ]
 

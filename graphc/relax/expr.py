@@ -424,8 +424,8 @@ class Function(Expr):
             defined = {v: v for p in params for v in defined_tir_vars(p.struct_info)}
             body_sinfo = erase_to_well_defined(body.struct_info_, defined, {p: p for p in params})
             # As in TVM, the body's struct info overrides a less precise annotation.
-            if ret_struct_info is None or (ret_struct_info is not body_sinfo and _more_precise(ret_struct_info,
-                                                                                               body_sinfo)):
+            if ret_struct_info is None or (
+                    ret_struct_info is not body_sinfo and _more_precise(ret_struct_info, body_sinfo)):
                 ret_struct_info = body_sinfo
         object.__setattr__(self, "params", params)
         object.__setattr__(self, "body", body)

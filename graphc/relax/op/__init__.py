@@ -39,7 +39,8 @@ from .unary import __all__ as _unary_all
 
 __all__ = [
     "builtin", "image", "memory", "vm", *_gs_all, *_scan_all, *_sort_all, *_packed_all,
-    "Op", "OpInfo", "OpPatternKind", "call_tir", "call_tir_inplace", "infer_struct_info", "list_ops", "matmul", "nn", "einsum",
+    "Op", "OpInfo", "OpPatternKind", "call_tir", "call_tir_inplace", "infer_struct_info", "list_ops",
+    "matmul", "nn", "einsum",
     "outer",
     "permute_dims", "register_op", "reshape", "set_legalize", "where", "astype", "broadcast_to", "concat",
     "expand_dims", "flatten", "flip", "repeat", "split", "squeeze", "stack", "strided_slice", "take", "tile",

@@ -84,7 +84,8 @@ def _infer_call_tir_inplace(call, bb) -> StructInfo:
         used.add(index)
         arg = call.args[1].struct_info.fields[index]
         if not isinstance(arg, TensorStructInfo) or (arg.dtype != out.dtype and not arg.is_unknown_dtype):
-            raise TypeInferenceError(f"{op_label(call)}: output {i} is computed in place in argument {index}, "
+            raise TypeInferenceError(f"{op_label(call)}: output {i} is computed in place in argument "
+                                     f"{index}, "
                                      f"so both must be tensors of one dtype; got {arg} and {out}")
     return sinfo
 

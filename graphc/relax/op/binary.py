@@ -33,13 +33,15 @@ _ARITH = ("add", "subtract", "multiply", "divide", "floor_divide", "power", "max
           "mod", "floor_mod")
 _COMPARE = ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal")
 _LOGICAL = ("logical_and", "logical_or", "logical_xor")
-_BITWISE = ("bitwise_and", "bitwise_or", "bitwise_xor")
+_BITWISE = ("bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift")
 
 
 def _infer(kind: str):
     def infer(call, bb):
         a, b = tensor_arg(call, 0, "x1"), tensor_arg(call, 1, "x2")
         dtype = binary_dtype(call, a, b)
+        if kind == "float" and dtype != "void" and not dtype.startswith(("float", "bfloat")):
+            raise TypeInferenceError(f"{op_label(call)} requires operands of a float dtype, got x1 {a}")
         if kind == "logical" and dtype not in ("bool", "void"):
             raise TypeInferenceError(f"{op_label(call)} requires bool operands, got x1 {a}; compare first")
         if kind == "bitwise" and dtype != "void" and not dtype.startswith(("int", "uint", "bool")):
@@ -54,10 +56,13 @@ def _infer(kind: str):
 def _register(names, kind: str) -> None:
     for name in names:
         register_op(f"relax.{name}", 2, _infer(kind), legalize=call_topi(getattr(topi, name), name),
-                    pattern=OpPatternKind.kBroadcast, description=f"Elementwise {name} with broadcasting.")
+                    pattern=OpPatternKind.kBroadcast, description=f"Elementwise {name} with broadcasting.",
+                    float_only=kind == "float")
 
 
+_FLOAT = ("atan2", "hypot", "copysign")  # graphc's, beyond TVM's: float-only elementwise functions
 _register(_ARITH, "arith")
+_register(_FLOAT, "float")
 _register(_COMPARE, "compare")
 _register(_LOGICAL, "logical")
 _register(_BITWISE, "bitwise")
@@ -79,6 +84,8 @@ floor_divide, power, maximum, minimum = (_make(n) for n in ("floor_divide", "pow
 mod, floor_mod = _make("mod"), _make("floor_mod")
 equal, not_equal, less, less_equal, greater, greater_equal = (_make(n) for n in _COMPARE)
 logical_and, logical_or, logical_xor = (_make(n) for n in _LOGICAL)
-bitwise_and, bitwise_or, bitwise_xor = (_make(n) for n in _BITWISE)
+bitwise_and, bitwise_or, bitwise_xor, left_shift, right_shift = (_make(n) for n in _BITWISE)
 
-__all__ = [*_ARITH, *_COMPARE, *_LOGICAL, *_BITWISE]
+atan2, hypot, copysign = (_make(n) for n in _FLOAT)
+
+__all__ = [*_ARITH, *_COMPARE, *_LOGICAL, *_BITWISE, *_FLOAT]

@@ -53,7 +53,8 @@ def _symbol_decls(stmt) -> list[tuple[str, ast.Call]]:
     target, value = stmt.targets[0], stmt.value
     if isinstance(target, ast.Name):
         pairs = [(target, value)]
-    elif isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts):
+    elif isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and \
+            len(target.elts) == len(value.elts):
         pairs = list(zip(target.elts, value.elts))
     else:
         return []
@@ -205,7 +206,8 @@ class FunctionParser:
         if isinstance(stmt, ast.Assign | ast.AnnAssign):
             target = stmt.targets[0] if isinstance(stmt, ast.Assign) else stmt.target
             if isinstance(stmt, ast.Assign) and len(stmt.targets) != 1 or not isinstance(target, ast.Name):
-                raise self.error(stmt, "a binding assigns one name (`lv: R.Tensor(...) = value`) or unpacks a "
+                raise self.error(stmt, "a binding assigns one name (`lv: R.Tensor(...) = value`) or unpacks "
+                                       "a "
                                        "tuple (`a, b = value`)")
             return self.bind(stmt, target.id, getattr(stmt, "annotation", None), stmt.value)
         if isinstance(stmt, ast.With):
@@ -282,15 +284,18 @@ class FunctionParser:
             fresh = expr.struct_info_ is None if isinstance(expr, relax_expr.Expr) else False
             norm = guarded(ev, where_node, lambda: _with_context(where, lambda: bb.normalize(expr)))
             statement_kinds = (relax_expr.If, relax_expr.SeqExpr, relax_expr.Function)
-            if isinstance(norm, statement_kinds) and not isinstance(expr, relax_expr.Var) and value_node is not None:
+            written_as_value = value_node is not None and not isinstance(expr, relax_expr.Var)
+            if isinstance(norm, statement_kinds) and written_as_value:
                 raise self.error(value_node, f"{type(norm).__name__} values are written as statements")
             if void_only and not isinstance(norm, GlobalVar) and not _is_void(norm.struct_info):
                 raise self.error(stmt, f"the result of {ast.unparse(value_node)} ({norm.struct_info}) is not "
                                        "used; assign it to a variable (`lv = ...`): only calls that return "
-                                       "nothing, such as R.print or R.assert_op, stand on a line of their own")
+                                       "nothing, such as R.print or R.assert_op, stand on a line of their "
+                                       "own")
             inferred = bb._global_struct_info(norm) if isinstance(norm, GlobalVar) else norm.struct_info
             sinfo = self.check(stmt, name, ann, inferred, fresh)
-            if fresh and ann is not None and isinstance(norm, relax_expr.Call) and sinfo is not norm.struct_info:
+            annotated_call = fresh and ann is not None and isinstance(norm, relax_expr.Call)
+            if annotated_call and sinfo is not norm.struct_info:
                 # the annotation is the call's struct info, as in TVM
                 norm = relax_expr.Call(norm.op, norm.args, norm.attrs, norm.sinfo_args)
                 relax_expr.set_struct_info(norm, sinfo)
@@ -404,7 +409,8 @@ class FunctionParser:
             self.parse_stmts(stmts[:-1])
             value = self.evaluate(last.value)
             if isinstance(value, R.MatchCastValue):
-                body = self.bind(last, target_name, getattr(last, "annotation", None), last.value, value=value)
+                ann_node = getattr(last, "annotation", None)
+                body = self.bind(last, target_name, ann_node, last.value, value=value)
             else:
                 expr = guarded(self.ev, last.value, lambda: R.to_expr(value))
                 body = guarded(self.ev, last.value, lambda: self.bb.normalize(expr))

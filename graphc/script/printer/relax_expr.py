@@ -244,7 +244,8 @@ class RelaxExprPrinter:
         if op_name in _FORMAT_CALLS:  # R.print(*values, format=...), R.assert_op(cond, *values, format=...)
             first = 1 if op_name == "relax.assert_op" else 0
             values = [self.expr(a) for a in call.args[:first] + call.args[first + 1:]]
-            return f"R.{op_name.removeprefix('relax.')}({', '.join(values + [f'format={self.expr(call.args[first])}'])})"
+            values.append(f"format={self.expr(call.args[first])}")
+            return f"R.{op_name.removeprefix('relax.')}({', '.join(values)})"
         args = [self.expr(a) for a in call.args]
         if op_name in _PACKED_CALLS and call.args:
             args[0] = self.packed_callee(call.args[0])

@@ -133,7 +133,8 @@ def batch_norm(x, gamma, beta, moving_mean, moving_var, axis: int = 1, epsilon: 
         keep, step = _e.const(1.0 - momentum, x.dtype), _e.const(momentum, x.dtype)
         new_mean = te.compute(moving_mean.shape, lambda i: moving_mean(i) * keep + mean(i) * step,
                               name="T_moving_mean")
-        new_var = te.compute(moving_var.shape, lambda i: moving_var(i) * keep + var(i) * step, name="T_moving_var")
+        new_var = te.compute(moving_var.shape, lambda i: moving_var(i) * keep + var(i) * step,
+                             name="T_moving_var")
         return [out, new_mean, new_var]
     mean = te.compute(moving_mean.shape, lambda i: moving_mean(i), name="T_moving_mean")
     var = te.compute(moving_var.shape, lambda i: moving_var(i), name="T_moving_var")
