@@ -170,7 +170,8 @@ class Tensor:
     def __setitem__(self, index, value) -> None:
         """`t[:] = value`: overwrite the whole tensor (TVM's only form of item assignment)."""
         if not (isinstance(index, slice) and index == slice(None)):
-            raise ValueError("Tensor supports only whole assignment `t[:] = value`; use .numpy() to edit a copy")
+            raise ValueError("Tensor supports only whole assignment `t[:] = value`; use .numpy() to edit a "
+                             "copy")
         self.copyfrom(value)
 
     def copyto(self, target: Device | Tensor) -> Tensor:
