@@ -52,6 +52,7 @@ from .expr import (
     truncmod,
 )  # fmt: skip
 from .function import PrimFunc
+from .index_map import IndexMap
 from .functor import (
     ExprMutator,
     ExprVisitor,

@@ -21,6 +21,7 @@ from .datatype import astype
 from .gather_scatter import *  # noqa: F403
 from .gather_scatter import __all__ as _gs_all
 from .index import strided_slice, take
+from .layout_transform import layout_transform
 from .linear_algebra import einsum, matmul, outer
 from .manipulate import broadcast_to, expand_dims, flatten, permute_dims, reshape, squeeze
 from .packed import *  # noqa: F403
@@ -40,7 +41,7 @@ from .unary import __all__ as _unary_all
 __all__ = [
     "builtin", "image", "memory", "vm", *_gs_all, *_scan_all, *_sort_all, *_packed_all,
     "Op", "OpInfo", "OpPatternKind", "call_tir", "call_tir_inplace", "infer_struct_info", "list_ops",
-    "matmul", "nn", "einsum",
+    "matmul", "nn", "einsum", "layout_transform",
     "outer",
     "permute_dims", "register_op", "reshape", "set_legalize", "where", "astype", "broadcast_to", "concat",
     "expand_dims", "flatten", "flip", "repeat", "split", "squeeze", "stack", "strided_slice", "take", "tile",

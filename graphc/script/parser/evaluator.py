@@ -277,6 +277,16 @@ class Evaluator:
         index = self.eval(node.slice)
         return self.guard(node, lambda: base[index])
 
+    def eval_Lambda(self, node):
+        """A Python lambda (`R.emit_te(lambda a: ..., x)`), as Python makes it: it may use the
+        names visible here."""
+        names = dict(self.globals)
+        names.update(self.extra)
+        for scope in self.scopes:
+            names.update(scope)
+        code = compile(ast.Expression(node), self.source.filename, "eval")
+        return eval(code, names)  # noqa: S307 - the user's own script, as Python would run it
+
     def eval_Slice(self, node):
         raise self.error(node, "a slice is only allowed when indexing a buffer region")
 
