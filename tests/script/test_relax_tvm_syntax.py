@@ -200,7 +200,7 @@ def test_runtime_calls_parse_print_and_parse_back():
 
         @R.function(pure=False)
         def main(x: R.Tensor((2,), "float32")):
-            a = R.call_packed("my.print", x, sinfo_args=R.Tuple())
+            R.call_packed("my.print", x, sinfo_args=R.Tuple())
             b = R.call_pure_packed("my.identity", x, sinfo_args=R.Tensor((2,), "float32"))
             c = R.call_dps_packed("my.copy", (b,), R.Tensor((2,), "float32"))
             d = R.call_tir_inplace(Module.inplace, (c,), [0], R.Tensor((2,), "float32"))

@@ -7,7 +7,9 @@ import torch
 
 import graphc
 from graphc import relax
-from graphc.script import ir as I, relax as R, tir as T
+from graphc.script import ir as I
+from graphc.script import relax as R
+from graphc.script import tir as T
 
 
 @graphc.register_func("test.packed.add_one", override=True)

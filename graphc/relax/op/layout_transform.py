@@ -48,7 +48,8 @@ def _infer(call, bb):
     x = tensor_arg(call, 0, "x")
     for key in ("axis_separators", "input_axis_separators"):
         if call.attrs.get(key):
-            raise TypeInferenceError(f"{op_label(call)}: {key} (non-flat buffers) are not supported by graphc")
+            raise TypeInferenceError(f"{op_label(call)}: {key} (non-flat buffers) are not supported by "
+                                     "graphc")
     index_map = call.attrs["index_map"]
     if x.ndim != -1 and len(index_map.initial_indices) != x.ndim:
         raise TypeInferenceError(f"{op_label(call)} expects an index map of {x.ndim} indices for {x}, got "
