@@ -84,7 +84,9 @@ def decompose_layer_norm(call: relax_expr.Call):
     mean = ops.mean(x, axes, keepdims=True)
     var = ops.variance(x, axes, keepdims=True)
     out = _normalize(x, mean, var, call.attrs["epsilon"], sinfo.dtype)
-    return ops.add(ops.multiply(out, gamma), beta)
+    if call.attrs.get("scale", True):
+        out = ops.multiply(out, gamma)
+    return ops.add(out, beta) if call.attrs.get("center", True) else out
 
 
 def training_batch_norm(call: relax_expr.Call):

@@ -51,8 +51,10 @@ def _param_index(index, axes):
     return tuple(index[a] for a in axes)
 
 
-def layer_norm(x: te.Tensor, gamma: te.Tensor, beta: te.Tensor, axis, epsilon: float = 1e-5) -> te.Tensor:
-    """`(x - mean) / sqrt(var + eps) * gamma + beta`, statistics over `axis` (gamma/beta shaped so)."""
+def layer_norm(x: te.Tensor, gamma: te.Tensor, beta: te.Tensor, axis, epsilon: float = 1e-5,
+               center: bool = True, scale: bool = True) -> te.Tensor:
+    """`(x - mean) / sqrt(var + eps) * gamma + beta`, statistics over `axis` (gamma/beta shaped so);
+    `scale=False` / `center=False` leave out gamma / beta (TVM's flags)."""
     axes = reduce_axes(len(x.shape), axis)
     mean, sq = _stats(x, axes, False)
 
@@ -62,7 +64,9 @@ def layer_norm(x: te.Tensor, gamma: te.Tensor, beta: te.Tensor, axis, epsilon: f
         var = sq(*r) - m * m
         norm = (x(*i) - m) * _op.rsqrt(var + _e.const(epsilon, x.dtype))
         p = _param_index(i, axes)
-        return norm * gamma(*p) + beta(*p)
+        if scale:
+            norm = norm * gamma(*p)
+        return norm + beta(*p) if center else norm
 
     return te.compute(x.shape, f, name="T_layer_norm")
 

@@ -135,12 +135,13 @@ def _infer_channel_norm(call, bb):
 
 
 _EPS = {"epsilon": "added to the variance"}
-for _name, _inputs, _infer, _what in (
-    ("layer_norm", 3, _infer_layer_norm, "Layer normalization over axes, then gamma * x + beta."),
-    ("rms_norm", 2, _infer_rms_norm, "Root-mean-square normalization over axes, times weight."),
+_AFFINE = {"center": "add beta (False: skip it)", "scale": "multiply by gamma (False: skip it)"}
+for _name, _inputs, _infer, _what, _flags in (
+    ("layer_norm", 3, _infer_layer_norm, "Layer normalization over axes, then gamma * x + beta.", _AFFINE),
+    ("rms_norm", 2, _infer_rms_norm, "Root-mean-square normalization over axes, times weight.", {}),
 ):
     register_topi_op(f"relax.nn.{_name}", _inputs, _infer, getattr(topi.nn, _name),
-                     pattern=OpPatternKind.kOpaque, attrs={"axes": "the normalized axes", **_EPS},
+                     pattern=OpPatternKind.kOpaque, attrs={"axes": "the normalized axes", **_EPS, **_flags},
                      rename={"axes": "axis"}, description=_what)
 register_topi_op("relax.nn.batch_norm", 5, _infer_batch_norm, topi.nn.batch_norm,
                  pattern=OpPatternKind.kOutEWiseFusable, attrs={
@@ -149,9 +150,6 @@ register_topi_op("relax.nn.batch_norm", 5, _infer_batch_norm, topi.nn.batch_norm
                      "training": "normalize with the batch's statistics and update the moving ones (TVM's "
                                  "default); False: normalize with the moving statistics"},
                  description="Batch normalization; returns (output, new moving mean, new moving var).")
-
-
-_AFFINE = {"center": "add beta (False: skip it)", "scale": "multiply by gamma (False: skip it)"}
 
 
 def _legalize_channel_norm(fn, name: str):
@@ -192,12 +190,13 @@ def _axes_attr(axes) -> tuple:
     return (int(axes),) if isinstance(axes, int) else tuple(int(a) for a in axes)
 
 
-def layer_norm(data, gamma, beta, axes=-1, epsilon: float = 1e-5) -> Call:
+def layer_norm(data, gamma, beta, axes=-1, epsilon: float = 1e-5, center: bool = True,
+               scale: bool = True) -> Call:
     """`(data - mean) / sqrt(var + epsilon) * gamma + beta`, statistics over `axes`."""
     return Call(
         Op.get("relax.nn.layer_norm"),
         [data, gamma, beta],
-        {"axes": _axes_attr(axes), "epsilon": float(epsilon)},
+        {"axes": _axes_attr(axes), "epsilon": float(epsilon), "center": bool(center), "scale": bool(scale)},
     )
 
 
