@@ -288,6 +288,16 @@ class Sequential(Pass):
         return f"<Sequential {self.info.name}: {', '.join(p.info.name for p in self.passes)}>"
 
 
+# function type -> stub(name, func): an opaque stand-in with the function's signature, which
+# passes leave alone (registered by the IRs: relax registers ExternFunc stubs)
+_FUNCTION_STUBS: dict = {}
+
+
+def register_function_stub(func_type: type, make_stub) -> None:
+    """How ApplyPassToFunction hides a function of `func_type` from the pass it runs."""
+    _FUNCTION_STUBS[func_type] = make_stub
+
+
 class ApplyPassToFunction(Pass):
     """Run `transform` on the functions whose names match `func_name_regex` (Python's `re`,
     matched against the whole name), leaving every other function as it was (TVM's
@@ -319,14 +329,20 @@ class ApplyPassToFunction(Pass):
                                   f"has {', '.join(gv.name_hint for gv in mod.get_global_vars())})")
             return mod
         # A matched private function is exposed while the pass runs, so that passes which drop
-        # functions nothing calls keep it when its callers are not being transformed.
-        exposed = mod.copy()
+        # functions nothing calls keep it when its callers are not being transformed; the other
+        # functions are replaced by opaque stubs (TVM: ExternFuncs), so the pass leaves them alone.
+        exposed = IRModule(attrs=mod.attrs, global_infos=mod.global_infos)
         internal = set()
-        for name in matched:
-            func = mod[name]
+        for gv, func in mod.functions.items():
+            name = gv.name_hint
+            if name not in matched:
+                stub = _FUNCTION_STUBS.get(type(func))
+                exposed[gv] = stub(name, func) if stub is not None else func
+                continue
             if "global_symbol" not in getattr(func, "attrs", {"global_symbol": None}):
                 internal.add(name)
-                exposed[name] = func.with_attr("global_symbol", name)
+                func = func.with_attr("global_symbol", name)
+            exposed[gv] = func
         after = ctx._run(self.transform, exposed)
         result = mod.copy()
         for name in matched:

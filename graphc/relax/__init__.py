@@ -89,3 +89,21 @@ def __getattr__(name):
 
         return importlib.import_module(".frontend", __name__)
     raise AttributeError(f"module 'graphc.relax' has no attribute {name!r}")
+
+
+def _register_function_stubs() -> None:
+    """ApplyPassToFunction hides the functions it does not transform behind ExternFuncs (as TVM)."""
+    from ..ir.transform import register_function_stub
+    from ..tir.function import PrimFunc
+    from .normalize import global_struct_info
+
+    def stub(name, func):
+        ext = ExternFunc(f"dummy_{name}")
+        object.__setattr__(ext, "_struct_info", global_struct_info(func))
+        return ext
+
+    register_function_stub(Function, stub)
+    register_function_stub(PrimFunc, stub)
+
+
+_register_function_stubs()
