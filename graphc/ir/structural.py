@@ -59,8 +59,8 @@ class _Equal:
         if type(a) is not type(b):
             if isinstance(a, tuple | list) and isinstance(b, tuple | list):  # TVM's Array is both
                 return len(a) == len(b) and all(self.eq(x, y) for x, y in zip(a, b))
-            if isinstance(a, int | float) and isinstance(b, int | float) and not isinstance(a, bool):
-                return a == b
+            if isinstance(a, int | float) and isinstance(b, int | float):
+                return a == b  # attribute values: 1 == 1.0 == True, as in Python
             return False
         if isinstance(a, float):
             return a == b or (math.isnan(a) and math.isnan(b))  # a NaN constant equals a NaN constant

@@ -50,3 +50,12 @@ def test_te_tensor_arithmetic_builds_broadcast_computes(te_run):
     av = np.arange(1, 7, dtype="float32").reshape(2, 3)
     bv = np.array([1, 2, 3], "float32")
     np.testing.assert_allclose(te_run([a, b], c, [av, bv])[0], -(av + bv) * 2 - 1 / av, rtol=1e-6)
+
+
+def test_upsampling_nearest_and_bilinear(te_run):
+    x = te.placeholder((1, 1, 2, 3), "float32", name="x")
+    xv = np.arange(6, dtype="float32").reshape(1, 1, 2, 3)
+    out = te_run([x], topi.nn.upsampling(x, 2.0, 2.0), [xv])[0]
+    np.testing.assert_array_equal(out, xv.repeat(2, axis=2).repeat(2, axis=3))
+    out = te_run([x], topi.nn.upsampling(x, 2.0, 1.0, method="bilinear", align_corners=True), [xv])[0]
+    np.testing.assert_allclose(out[0, 0, :, 0], [0, 1, 2, 3], rtol=1e-6)

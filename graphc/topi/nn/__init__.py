@@ -29,5 +29,6 @@ from .loss import *  # noqa: F403
 from .norm import *  # noqa: F403
 from .pad import *  # noqa: F403
 from .pooling import *  # noqa: F403
+from .upsampling import upsampling
 
 __all__ = [name for name in dir() if not name.startswith("_")]
