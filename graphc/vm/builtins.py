@@ -119,11 +119,16 @@ def _describe(value) -> str:
     return f"{type(value).__name__} {value!r}"
 
 
-def _fail(err_ctx, problem: str, value) -> None:
+class ArgumentKindError(ValueError, TypeError):
+    """A value of the wrong kind (a shape where a tensor is expected, ...): a ValueError like every
+    failed input check, and a TypeError as TVM raises for it."""
+
+
+def _fail(err_ctx, problem: str, value, kind: bool = False) -> None:
     where, ann = _where(err_ctx)
     where = where or "a run-time check"
     expected = f" expects {ann}" if ann else ""
-    raise ValueError(f"{where}{expected}, got {_describe(value)}: {problem}")
+    raise (ArgumentKindError if kind else ValueError)(f"{where}{expected}, got {_describe(value)}: {problem}")
 
 
 # --- checks (VMShapeLower) -------------------------------------------------------------------
@@ -139,23 +144,23 @@ def check_tensor_info(value, *args) -> None:
         else:
             ndim = a
     if not isinstance(value, Tensor):
-        _fail(err_ctx, "expected a tensor", value)
+        _fail(err_ctx, "expected a tensor", value, kind=True)
     if ndim != -1 and value.ndim != ndim:
-        _fail(err_ctx, f"expected rank {ndim}, got rank {value.ndim}", value)
+        _fail(err_ctx, f"expected rank {ndim} (ndim), got rank {value.ndim}", value)
     if dtype and dtype != "void" and value.dtype != dtype:
         _fail(err_ctx, f"expected dtype {dtype}, got {value.dtype}", value)
 
 
 def check_shape_info(value, ndim, err_ctx) -> None:
     if not isinstance(value, ShapeTuple):
-        _fail(err_ctx, "expected a shape", value)
+        _fail(err_ctx, "expected a shape", value, kind=True)
     if ndim != -1 and len(value) != ndim:
         _fail(err_ctx, f"expected a shape of {ndim} dimensions, got {len(value)}", value)
 
 
 def check_tuple_info(value, size, err_ctx) -> None:
     if not isinstance(value, tuple) or isinstance(value, ShapeTuple):
-        _fail(err_ctx, "expected a tuple", value)
+        _fail(err_ctx, "expected a tuple", value, kind=True)
     if size != -1 and len(value) != size:
         _fail(err_ctx, f"expected a tuple of {size} fields, got {len(value)}", value)
 
@@ -173,12 +178,12 @@ def check_prim_value_info(value, dtype, err_ctx) -> None:
     else:
         ok = isinstance(value, int | float | bool)
     if not ok:
-        _fail(err_ctx, f"expected a {dtype or 'scalar'} value", value)
+        _fail(err_ctx, f"expected a {dtype or 'scalar'} value", value, kind=True)
 
 
 def check_func_info(value, err_ctx) -> None:
     if not callable(value):
-        _fail(err_ctx, "expected a function", value)
+        _fail(err_ctx, "expected a function", value, kind=True)
 
 
 def _heap(heap):
@@ -191,9 +196,9 @@ def match_shape(value, heap, ndim, *args) -> None:
     heap = _heap(heap)
     shape = value.shape if isinstance(value, Tensor) else value
     if not isinstance(value, Tensor | ShapeTuple):
-        _fail(err_ctx, "expected a tensor or a shape", value)
+        _fail(err_ctx, "expected a tensor or a shape", value, kind=True)
     if len(shape) != ndim:
-        _fail(err_ctx, f"expected rank {ndim}, got rank {len(shape)}", value)
+        _fail(err_ctx, f"expected rank {ndim} (ndim), got rank {len(shape)}", value)
     for axis in range(ndim):
         code, v = args[2 * axis], args[2 * axis + 1]
         got = shape[axis]

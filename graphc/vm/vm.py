@@ -272,16 +272,40 @@ class VirtualMachine:
             raise ValueError(f"{func_name!r} has not been run with invoke_stateful yet")
         return self._outputs[func_name]
 
+    def save_function(self, func_name: str, saved_name: str, *args, include_return: bool = True,
+                      **kwargs) -> None:
+        """TVM's `save_function`: `vm[saved_name]()` calls `func_name` on these arguments, converted
+        once now (keywords by parameter name); `include_return=False` makes it return None."""
+        func = self._function(func_name)
+        if kwargs:
+            args = list(args) + [None] * (func.nparams - len(args))
+            for key, value in kwargs.items():
+                if key not in func.params:
+                    raise ValueError(f"{func_name} has no parameter {key!r}; it has {', '.join(func.params)}")
+                args[func.params.index(key)] = value
+        prepared = self._prepare(func, args)
+
+        def saved():
+            out = func.invoke(*prepared)
+            return out if include_return else None
+
+        self._entries[saved_name] = saved
+
     # -- measuring -----------------------------------------------------------------------------
     def time_evaluator(self, func_name: str, dev=None, number: int = 10, repeat: int = 1,
                        min_repeat_ms: int = 0, cooldown_interval_ms: int = 0, f_preproc=None):
         """`f(*args) -> BenchmarkResult`, timing `func_name`; no args: the `set_input` inputs."""
         from ..runtime.profiling import time_evaluator
 
-        func = self._function(func_name)
         dev = dev if dev is not None else self.devices[0]
-        timed = time_evaluator(func.invoke, dev, number=number, repeat=repeat, min_repeat_ms=min_repeat_ms,
-                               cooldown_interval_ms=cooldown_interval_ms, f_preproc=f_preproc)
+        options = {"number": number, "repeat": repeat, "min_repeat_ms": min_repeat_ms,
+                   "cooldown_interval_ms": cooldown_interval_ms, "f_preproc": f_preproc}
+        if func_name == "invoke_stateful" or func_name not in self.executable.func_index:
+            # TVM's forms: time_evaluator("invoke_stateful", dev)("main"), or a saved function
+            fn = self.invoke_stateful if func_name == "invoke_stateful" else self[func_name]
+            return time_evaluator(fn, dev, **options)
+        func = self._function(func_name)
+        timed = time_evaluator(func.invoke, dev, **options)
 
         def evaluator(*args):
             if not args and func_name in self._inputs:
