@@ -146,7 +146,7 @@ def check_tensor_info(value, *args) -> None:
     if not isinstance(value, Tensor):
         _fail(err_ctx, "expected a tensor", value, kind=True)
     if ndim != -1 and value.ndim != ndim:
-        _fail(err_ctx, f"expected rank {ndim} (ndim), got rank {value.ndim}", value)
+        _fail(err_ctx, f"expected rank {ndim}, got rank {value.ndim} (an ndim mismatch)", value)
     if dtype and dtype != "void" and value.dtype != dtype:
         _fail(err_ctx, f"expected dtype {dtype}, got {value.dtype}", value)
 
@@ -198,7 +198,7 @@ def match_shape(value, heap, ndim, *args) -> None:
     if not isinstance(value, Tensor | ShapeTuple):
         _fail(err_ctx, "expected a tensor or a shape", value, kind=True)
     if len(shape) != ndim:
-        _fail(err_ctx, f"expected rank {ndim} (ndim), got rank {len(shape)}", value)
+        _fail(err_ctx, f"expected rank {ndim}, got rank {len(shape)} (an ndim mismatch)", value)
     for axis in range(ndim):
         code, v = args[2 * axis], args[2 * axis + 1]
         got = shape[axis]
