@@ -400,7 +400,7 @@ def _op_attr(full: builtins.str):
         call.__name__ = call.__qualname__ = "R." + full.removeprefix("relax.")
         call.op_name = full
         return call
-    if any(n.startswith(full + ".") for n in names):
+    if any(n.startswith(full + ".") for n in [*names, *_TVM_ONLY]):
         return OpNamespace(full)
     close = difflib.get_close_matches(full, names, n=1)
     hint = f"; did you mean R.{close[0].removeprefix('relax.')}?" if close else ""

@@ -56,10 +56,8 @@ class IndexMap(Node):
     map_indices = __call__
 
     def __repr__(self) -> str:
-        from ..script.printer import expr_text
-
         names = ", ".join(v.name for v in self.initial_indices)
-        outs = [expr_text(e) for e in self.final_indices]
+        outs = [repr(e) for e in self.final_indices]
         body = f"({outs[0]},)" if len(outs) == 1 else f"({', '.join(outs)})"
         return f"T.index_map(lambda {names}: {body})"
 
