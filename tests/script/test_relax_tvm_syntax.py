@@ -304,8 +304,8 @@ def test_module_level_extern_func():
 def test_tvm_names_graphc_lacks_are_reported():
     with pytest.raises(AttributeError, match=r"R.macro is not supported by graphc \(script macros"):
         R.macro  # noqa: B018
-    with pytest.raises(AttributeError, match="R.nn.conv3d_transpose is not supported by graphc"):
-        R.nn.conv3d_transpose  # noqa: B018
+    with pytest.raises(AttributeError, match="R.image.resize3d is not supported by graphc"):
+        R.image.resize3d  # noqa: B018
     with pytest.raises(AttributeError, match="R.addd is neither a script name nor a registered Relax operator"):
         R.addd  # noqa: B018
 
