@@ -442,6 +442,11 @@ class Function(Expr):
         attrs.update(key if isinstance(key, dict) else {key: value})
         return Function(self.params, self.body, self.ret_struct_info, self.is_pure, attrs)
 
+    @property
+    def ret_ty(self) -> StructInfo | None:
+        """`ret_struct_info` under the name TVM's newest Python API gives it."""
+        return self.ret_struct_info
+
     def without_attr(self, key) -> Function:
         attrs = {k: v for k, v in self.attrs.items() if k != key}
         return Function(self.params, self.body, self.ret_struct_info, self.is_pure, attrs)

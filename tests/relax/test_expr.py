@@ -109,6 +109,7 @@ def test_function_struct_info_and_attrs():
     R.set_struct_info(body, x.struct_info)
     f = R.Function([x], body)
     assert repr(f.ret_struct_info) == 'R.Tensor((n, 2), dtype="float32")'
+    assert f.ret_ty is f.ret_struct_info  # TVM's newest name
     assert isinstance(f.struct_info, R.FuncStructInfo) and f.struct_info.params == (x.struct_info,)
     g = f.with_attr("global_symbol", "main")
     assert g is not f and g.attrs["global_symbol"] == "main" and f.attrs == {}
