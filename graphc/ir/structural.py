@@ -22,7 +22,6 @@ import dataclasses
 import enum
 import hashlib
 import math
-import struct
 
 import numpy as np
 
@@ -30,6 +29,11 @@ from .module import GlobalVar, IRModule
 
 # Fields that name a thing rather than define it: ignored by the comparison.
 _NAME_FIELDS = {"name", "name_hint", "span"}
+
+
+def _is_number_node(obj) -> bool:
+    """IntImm and FloatImm (classes marked `__structural_number__`)."""
+    return getattr(type(obj), "__structural_number__", False)
 
 
 def _is_var_like(obj) -> bool:
@@ -61,6 +65,12 @@ class _Equal:
                 return len(a) == len(b) and all(self.eq(x, y) for x, y in zip(a, b))
             if isinstance(a, int | float) and isinstance(b, int | float):
                 return a == b  # attribute values: 1 == 1.0 == True, as in Python
+            # An attribute given as a Python number equals the same value as an IntImm/FloatImm
+            # (TVM's `{"attr": 10}` against `IntImm("int32", 10)`).
+            if isinstance(a, int | float) and _is_number_node(b):
+                return a == b.value
+            if isinstance(b, int | float) and _is_number_node(a):
+                return a.value == b
             return False
         if isinstance(a, float):
             return a == b or (math.isnan(a) and math.isnan(b))  # a NaN constant equals a NaN constant
@@ -156,10 +166,16 @@ class _Hasher:
         self.out.update(payload)
 
     def visit(self, x) -> None:
-        if x is None or isinstance(x, str | bool | int | float | enum.Enum):
+        if isinstance(x, bool | int | float) or _is_number_node(x):
+            # Numbers compare by value across int, float, bool and IntImm/FloatImm (see _Equal.eq),
+            # so they hash by value alone: integral values as ints, every NaN alike.
+            value = x.value if _is_number_node(x) else x
+            if isinstance(value, bool) or (isinstance(value, float) and value.is_integer()):
+                value = int(value)
+            self.feed("num", repr(value).encode())
+            return
+        if x is None or isinstance(x, str | enum.Enum):
             self.feed(type(x).__name__, repr(x.value if isinstance(x, enum.Enum) else x).encode())
-            if isinstance(x, float) and not math.isnan(x):  # every NaN is equal (and repr "nan")
-                self.feed("f", struct.pack("<d", x))
             return
         if isinstance(x, np.ndarray):
             self.feed("ndarray", str((x.shape, x.dtype.str)).encode() + x.tobytes())
