@@ -124,11 +124,17 @@ class ArgumentKindError(ValueError, TypeError):
     failed input check, and a TypeError as TVM raises for it."""
 
 
+class RuntimeCheckError(ValueError, RuntimeError):
+    """A failed run-time check of a value (a wrong dimension, a wrong number of inputs): a
+    ValueError like every failed input check, and a RuntimeError as TVM raises for it."""
+
+
 def _fail(err_ctx, problem: str, value, kind: bool = False) -> None:
     where, ann = _where(err_ctx)
     where = where or "a run-time check"
     expected = f" expects {ann}" if ann else ""
-    raise (ArgumentKindError if kind else ValueError)(f"{where}{expected}, got {_describe(value)}: {problem}")
+    raise (ArgumentKindError if kind else RuntimeCheckError)(
+        f"{where}{expected}, got {_describe(value)}: {problem}")
 
 
 # --- checks (VMShapeLower) -------------------------------------------------------------------

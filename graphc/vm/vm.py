@@ -20,7 +20,7 @@ import numpy as np
 from ..runtime.device import ALIGNMENT, Device, cpu
 from ..runtime.device import device as make_device
 from ..runtime.tensor import Tensor, tensor
-from .builtins import packed_function
+from .builtins import RuntimeCheckError, packed_function
 from .decode import Decoder, FrameLayout
 from .executable import Executable
 from .profiler import ProfileReport, Recorder
@@ -210,8 +210,8 @@ class VirtualMachine:
 
     def _prepare(self, func: _Function, args) -> tuple:
         if len(args) != func.nparams:
-            raise ValueError(f"{func.name} takes {func.nparams} inputs ({', '.join(func.params)}), "
-                             f"got {len(args)}")
+            raise RuntimeCheckError(f"{func.name} takes {func.nparams} inputs ({', '.join(func.params)}), "
+                                    f"got {len(args)}")
         return tuple(self._convert(a) for a in args)
 
     def _convert(self, value):

@@ -110,3 +110,42 @@ def test_an_unregistered_function_is_named():
     exe = relax.build(Missing, "llvm")
     with pytest.raises(graphc.vm.VMError, match="'test.packed.nobody'.*graphc.register_func"):
         relax.VirtualMachine(exe, graphc.cpu())  # looked up when the executable is loaded
+
+
+@I.ir_module
+class AddModule:
+    @R.function
+    def main(x: R.Tensor((2, 3), "float32"), y: R.Tensor((2, 3), "float32")) -> R.Tensor((2, 3), "float32"):
+        return R.add(x, y)
+
+
+def test_save_function_and_time_evaluator_forms():
+    vm = relax.VirtualMachine(relax.build(AddModule, "llvm"), graphc.cpu())
+    x, y = np.ones((2, 3), "float32"), np.full((2, 3), 2, "float32")
+    vm.save_function("main", "saved", graphc.runtime.tensor(x), y=graphc.runtime.tensor(y))
+    np.testing.assert_allclose(vm["saved"]().numpy(), x + y)
+    vm.save_function("main", "saved_void", graphc.runtime.tensor(x), graphc.runtime.tensor(y),
+                     include_return=False)
+    assert vm["saved_void"]() is None
+    assert vm.time_evaluator("saved", graphc.cpu(), number=2, repeat=2)().mean >= 0
+    vm.set_input("main", graphc.runtime.tensor(x), graphc.runtime.tensor(y))
+    assert vm.time_evaluator("invoke_stateful", graphc.cpu(), number=1, repeat=1)("main").mean >= 0
+    np.testing.assert_allclose(vm.get_outputs("main").numpy(), x + y)
+
+
+def test_run_time_check_errors_are_also_tvms_exception_classes():
+    from graphc.vm.builtins import ArgumentKindError, RuntimeCheckError
+    from graphc.vm.values import ShapeTuple
+
+    vm = relax.VirtualMachine(relax.build(AddModule, "llvm"), graphc.cpu())
+    x = graphc.runtime.tensor(np.ones((2, 3), "float32"))
+    with pytest.raises(RuntimeCheckError, match="takes 2 inputs") as info:
+        vm["main"](x)
+    assert isinstance(info.value, ValueError) and isinstance(info.value, RuntimeError)
+    with pytest.raises(RuntimeError, match="dimension 1"):
+        vm["main"](x, graphc.runtime.tensor(np.ones((2, 4), "float32")))
+    with pytest.raises(ValueError, match="ndim"):
+        vm["main"](x, graphc.runtime.tensor(np.ones((2, 3, 1), "float32")))
+    with pytest.raises(ArgumentKindError) as kind:
+        vm["main"](x, ShapeTuple([2, 3]))
+    assert isinstance(kind.value, TypeError) and isinstance(kind.value, ValueError)
