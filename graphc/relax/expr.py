@@ -174,10 +174,11 @@ class Constant(LeafExpr):
 def const(value, dtype: str | None = None) -> Constant:
     """A constant tensor from a Python number, list, numpy array or graphc Tensor.
 
-    Python floats default to float32 and ints to int64 (TVM's `relax.const`).
+    Python floats default to float32 and ints to int32, as in TVM's `relax.const` (ints that do
+    not fit stay int64); numpy arrays keep their dtype (TVM narrows int64 and float64 ones too).
 
-    >>> const([1, 2], "int32").struct_info
-    R.Tensor((2,), dtype="int32")
+    >>> const(1).struct_info, const([1, 2], "int64").struct_info
+    (R.Tensor((), dtype="int32"), R.Tensor((2,), dtype="int64"))
     """
     if hasattr(value, "numpy") and not isinstance(value, np.ndarray):
         value = value.numpy()
@@ -185,6 +186,10 @@ def const(value, dtype: str | None = None) -> Constant:
         array = np.asarray(value)
         if array.dtype == np.float64 and not isinstance(value, np.ndarray):
             array = array.astype("float32")
+        elif array.dtype == np.int64 and not isinstance(value, np.ndarray):
+            info = np.iinfo(np.int32)
+            if array.size == 0 or (info.min <= array.min() and array.max() <= info.max):
+                array = array.astype("int32")
     else:
         array = np.asarray(value, dtype=canonical_dtype(dtype))
     return Constant(array)
