@@ -47,6 +47,7 @@ _LAZY = {
     "register_global_func": ("graphc.runtime.registry", "register_global_func"),
     "get_global_func": ("graphc.runtime.registry", "get_global_func"),
     "list_global_func_names": ("graphc.runtime.registry", "list_global_func_names"),
+    "transform": ("graphc.transform", None),
 }
 
 
