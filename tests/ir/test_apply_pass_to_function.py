@@ -58,3 +58,12 @@ def test_top_level_tvm_names():
     assert graphc.DataType("float32").bits == 32
     assert graphc.ir.transform.ApplyPassToFunction is ApplyPassToFunction
     assert isinstance(IRModule().with_attrs({"a": 1}), IRModule)
+
+
+def test_tvm_module_paths_of_structural_comparison():
+    from graphc.ir import base
+
+    assert base.assert_structural_equal is graphc.ir.assert_structural_equal
+    assert base.structural_equal(relax.const(1), relax.const(1))
+    with pytest.raises(AssertionError):
+        base.assert_structural_equal(relax.const(1), relax.const(2))
