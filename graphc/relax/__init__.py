@@ -38,6 +38,7 @@ from .expr import (
     Var,
     VarBinding,
     const,
+    extern,
     get_shape_of,
     is_leaf,
     set_struct_info,
@@ -68,8 +69,8 @@ __all__ = [
     "FuncStructInfo", "Function", "GlobalVar", "If", "LeafExpr", "MatchCast", "ObjectStructInfo", "Op",
     "OpPatternKind", "PrimStructInfo", "PrimValue", "SeqExpr", "ShapeExpr", "ShapeStructInfo", "StringImm",
     "StructInfo", "TensorStructInfo", "Tuple", "TupleGetItem", "TupleStructInfo", "Var", "VarBinding",
-    "analysis", "const", "get_pipeline", "erase_to_well_defined", "get_dtype", "get_shape_of", "get_ndim",
-    "is_base_of",
+    "analysis", "const", "extern", "get_pipeline", "erase_to_well_defined", "get_dtype", "get_shape_of",
+    "get_ndim", "is_base_of",
     "is_leaf", "op", "set_struct_info", "struct_info_lca", "transform",
 ]
 

@@ -273,6 +273,15 @@ class ExternFunc(LeafExpr):
         object.__setattr__(self, "_struct_info", FuncStructInfo.opaque_func())
 
 
+def extern(name: str, struct_info=None) -> ExternFunc:
+    """TVM's `relax.extern`: the runtime function `name` as an expression (opaque unless
+    `struct_info`, a FuncStructInfo, says what it takes and returns)."""
+    ext = ExternFunc(name)
+    if struct_info is not None:
+        object.__setattr__(ext, "_struct_info", struct_info)
+    return ext
+
+
 @node
 class Tuple(Expr):
     """A tuple of expressions; its struct info is known as soon as every field's is."""
@@ -475,6 +484,6 @@ def is_leaf(expr) -> bool:
 __all__ = [
     "Attrs", "Binding", "BindingBlock", "Call", "Constant", "DataTypeImm", "DataflowBlock", "DataflowVar",
     "Expr", "ExternFunc", "Function", "GlobalVar", "If", "LeafExpr", "MatchCast", "PrimValue", "SeqExpr",
-    "ShapeExpr", "StringImm", "Tuple", "TupleGetItem", "Var", "VarBinding", "const", "is_leaf",
+    "ShapeExpr", "StringImm", "Tuple", "TupleGetItem", "Var", "VarBinding", "const", "extern", "is_leaf",
     "set_struct_info",
 ]
