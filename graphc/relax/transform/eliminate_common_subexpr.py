@@ -4,8 +4,9 @@ When a binding's value is structurally equal to a value bound earlier in scope (
 nothing impure), the binding becomes a trivial one, `y = x`, and later uses of `y` read `x`
 (CanonicalizeBindings then removes the alias, as in TVM). Allocations are never merged: two
 `R.builtin.alloc_tensor` (or storage) calls with equal arguments are two buffers. A
-`match_cast` is a duplicate only with the same target struct info. Dataflow vars are forgotten when their block ends,
-each `If` branch is a scope of its own, and nested functions start afresh. With
+`match_cast` is a duplicate only with the same target struct info. Dataflow vars are
+forgotten when their block ends, each `If` branch is a scope of its own, and nested
+functions start afresh. With
 `call_only=True` only calls are deduplicated (not tuples, constants, ...).
 
 >>> from graphc import relax
