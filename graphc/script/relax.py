@@ -455,7 +455,6 @@ _TVM_ONLY = {f"relax.{name}": why for why, names in {
         "wrap_param", "dynamic_strided_slice", "hamming_window", "index_put", "index_tensor",
         "slice_scatter", "multinomial_from_uniform", "bucketize", "nonzero", "unique",
         "memory.view", "memory.ensure_zero_offset", "nn.attention_bias", "nn.attention_var_len",
-        "image.resize3d", "image.affine_grid", "shape_to_tensor",
-        "tensor_to_shape", "collapse_sum_like", "collapse_sum_to", "meshgrid", "masked_fill",
-        "eye", "eye_like", "log_add_exp", "ewise_fma", "linear"),
+        "image.resize3d", "image.affine_grid", "collapse_sum_like", "collapse_sum_to", "meshgrid",
+        "masked_fill", "eye", "eye_like", "log_add_exp", "ewise_fma", "linear"),
 }.items() for name in names}

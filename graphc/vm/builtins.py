@@ -292,6 +292,12 @@ def tensor_to_shape(tensor: Tensor) -> ShapeTuple:
     return ShapeTuple(int(v) for v in np.asarray(tensor).reshape(-1))
 
 
+def shape_to_tensor(shape) -> Tensor:
+    from ..runtime.tensor import tensor
+
+    return tensor(np.asarray([int(v) for v in shape], dtype="int64").reshape(-1))
+
+
 def make_tuple(*fields) -> tuple:
     return tuple(fields)
 
@@ -367,6 +373,7 @@ for _name, _fn in {
     "match_prim_value": match_prim_value, "make_prim_value": make_prim_value,
     "alloc_storage": alloc_storage, "alloc_tensor": alloc_tensor, "alloc_shape_heap": alloc_shape_heap,
     "null_value": null_value, "reshape": reshape, "shape_of": shape_of, "tensor_to_shape": tensor_to_shape,
+    "shape_to_tensor": shape_to_tensor,
     "make_tuple": make_tuple, "tuple_getitem": tuple_getitem, "copy": copy, "read_if_cond": read_if_cond,
     "to_device": to_device, "invoke_closure": invoke_closure, "call_tir_dyn": call_tir_dyn,
 }.items():

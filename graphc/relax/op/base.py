@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from ...errors import TypeInferenceError
 from ...ir.module import GlobalVar
-from ..expr import Call, Expr, ShapeExpr, Tuple
+from ...tir.expr import PrimExpr
+from ..expr import Call, Expr, PrimValue, ShapeExpr, Tuple
 from ..struct_info import ShapeStructInfo, StructInfo, TensorStructInfo, TupleStructInfo
 from .infer import op_label
 from .registry import Op, OpPatternKind, register_op
@@ -48,12 +49,18 @@ register_op("relax.call_tir", -1, _infer_call_tir, pattern=OpPatternKind.kOpaque
             description="Call a PrimFunc in destination-passing style; outputs described by sinfo_args.")
 
 
-def call_tir(gvar: GlobalVar, args, out_sinfo, tir_vars=None) -> Call:
-    """`R.call_tir(gvar, args, out_sinfo, tir_vars)`; a list `out_sinfo` means a tuple of outputs."""
+def call_tir(gvar: GlobalVar, args, out_sinfo=None, tir_vars=None, *, out_ty=None) -> Call:
+    """`R.call_tir(gvar, args, out_sinfo, tir_vars)`; a list `out_sinfo` means a tuple of outputs.
+
+    `out_ty` is TVM's newest name for `out_sinfo`. A scalar argument (a TIR expression such as
+    a symbolic size) is passed as an `R.prim_value`.
+    """
+    if out_sinfo is None:
+        out_sinfo = out_ty
     if isinstance(args, Expr) and not isinstance(args, Tuple):
         args = Tuple([args])
     elif not isinstance(args, Tuple):
-        args = Tuple(list(args))
+        args = Tuple([PrimValue(a) if isinstance(a, PrimExpr) else a for a in args])
     if isinstance(out_sinfo, list | tuple):
         out_sinfo = out_sinfo[0] if len(out_sinfo) == 1 else TupleStructInfo(out_sinfo)
     if not isinstance(out_sinfo, TensorStructInfo | TupleStructInfo):

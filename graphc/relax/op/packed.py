@@ -9,6 +9,10 @@
   are allocated and passed after the inputs (`CallTIRRewrite` makes that explicit).
 - `assert_op(condition, format_args, format)`, `print(*values, format)`: impure, return nothing.
 - `shape_of(x)`: the shape of a tensor as a Relax value; `null_value()`: an empty object.
+- `shape_to_tensor(shape)`: a shape as a 1-d int64 tensor; `tensor_to_shape(t)`: the values of
+  a 1-d integer tensor as a shape (data-dependent: the shape is known when the function runs).
+  The VM runs both (`vm.builtin.shape_to_tensor` / `vm.builtin.tensor_to_shape`);
+  `FoldConstant` folds them when the shape's values or the tensor are constants.
 - `builtin.stop_lift_params(x)`: `x`, marking where parameter lifting stops (legalized away).
 
 >>> from graphc import relax, tir
@@ -25,7 +29,7 @@ from __future__ import annotations
 import builtins
 
 from ...errors import TypeInferenceError
-from ...tir.expr import PrimExpr
+from ...tir.expr import IntImm, PrimExpr
 from ..expr import Call, Expr, ExternFunc, PrimValue, StringImm, Tuple
 from ..struct_info import (
     FuncStructInfo,
@@ -37,7 +41,7 @@ from ..struct_info import (
     TupleStructInfo,
 )
 from .infer import op_label
-from .memory import void_struct_info
+from .memory import as_shape, void_struct_info
 from .registry import Op, OpPatternKind, register_op
 
 # --- packed calls -------------------------------------------------------------------------------
@@ -171,6 +175,28 @@ def _infer_shape_of(call, bb) -> StructInfo:
     return ShapeStructInfo(ndim=sinfo.ndim)
 
 
+def _infer_shape_to_tensor(call, bb) -> StructInfo:
+    sinfo = call.args[0].struct_info
+    if not isinstance(sinfo, ShapeStructInfo):
+        raise TypeInferenceError(f"{op_label(call)} expects argument input to be a shape (R.Shape), "
+                                 f"got {sinfo}")
+    if sinfo.ndim < 0:
+        return TensorStructInfo(dtype="int64", ndim=1)
+    return TensorStructInfo((sinfo.ndim,), "int64")
+
+
+def _infer_tensor_to_shape(call, bb) -> StructInfo:
+    sinfo = call.args[0].struct_info
+    if not isinstance(sinfo, TensorStructInfo):
+        raise TypeInferenceError(f"{op_label(call)} expects argument input to be a tensor, got {sinfo}")
+    if sinfo.ndim not in (-1, 1) or not (sinfo.is_unknown_dtype or sinfo.dtype.startswith(("int", "uint"))):
+        raise TypeInferenceError(f"{op_label(call)} expects a 1-d integer tensor, got {sinfo}")
+    dims = sinfo.shape_values
+    if dims is None or not isinstance(dims[0], IntImm):
+        return ShapeStructInfo(ndim=-1)
+    return ShapeStructInfo(ndim=int(dims[0]))
+
+
 def _infer_null(call, bb) -> StructInfo:
     return ObjectStructInfo()
 
@@ -183,6 +209,10 @@ register_op("relax.assert_op", -1, _infer_assert, purity=False,
             description="Raise an error with a formatted message when the condition is false.")
 register_op("relax.print", -1, _infer_print, purity=False, description="Print formatted values.")
 register_op("relax.shape_of", 1, _infer_shape_of, description="The shape of a tensor as a Relax value.")
+register_op("relax.shape_to_tensor", 1, _infer_shape_to_tensor,
+            description="A shape as a 1-d int64 tensor (the VM's vm.builtin.shape_to_tensor).")
+register_op("relax.tensor_to_shape", 1, _infer_tensor_to_shape,
+            description="The values of a 1-d integer tensor as a shape (vm.builtin.tensor_to_shape).")
 register_op("relax.null_value", 0, _infer_null, description="An empty object.")
 register_op("relax.builtin.stop_lift_params", 1, _infer_same, legalize=lambda bb, call: call.args[0],
             pattern=OpPatternKind.kOpaque, description="Identity that stops parameter lifting.")
@@ -215,10 +245,20 @@ def shape_of(x) -> Call:
     return Call(Op.get("relax.shape_of"), [x])
 
 
+def shape_to_tensor(expr) -> Call:
+    """`R.shape_to_tensor(shape)`: the values of `shape` as a 1-d int64 tensor."""
+    return Call(Op.get("relax.shape_to_tensor"), [as_shape(expr)])
+
+
+def tensor_to_shape(expr) -> Call:
+    """`R.tensor_to_shape(t)`: the values of the 1-d integer tensor `t` as a shape."""
+    return Call(Op.get("relax.tensor_to_shape"), [expr])
+
+
 def null_value() -> Call:
     """`R.null_value()`: an empty object."""
     return Call(Op.get("relax.null_value"), [])
 
 
 __all__ = ["assert_op", "call_dps_packed", "call_inplace_packed", "call_pure_packed", "null_value",
-           "print", "shape_of"]
+           "print", "shape_of", "shape_to_tensor", "tensor_to_shape"]
