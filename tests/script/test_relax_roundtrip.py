@@ -203,7 +203,7 @@ def test_standalone_function_roundtrip():
 IMPURE_WITH_NESTED_DATAFLOW = '''
 @R.function(pure=False)
 def main(c: R.Prim("bool"), x: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float32"):
-    R.call_packed("my.print", x, sinfo_args=R.Object)
+    R.call_packed("my.print", x, sinfo_args=R.Tuple())
     if c:
         with R.dataflow():
             lv = R.nn.relu(x)
@@ -219,7 +219,7 @@ def main(c: R.Prim("bool"), x: R.Tensor((4,), "float32")) -> R.Tensor((4,), "flo
 def test_source_with_statement_call_and_dataflow_in_branch_round_trips():
     func = from_source(IMPURE_WITH_NESTED_DATAFLOW)
     text = func.script()
-    assert '    _: R.Object = R.call_packed("my.print", x, sinfo_args=R.Object)\n' in text
+    assert '    _: R.Tuple = R.call_packed("my.print", x, sinfo_args=R.Tuple)\n' in text
     assert "    if c:\n        with R.dataflow():\n" in text
     again = from_source(text)
     assert structural_equal(again, func) and again.script() == text

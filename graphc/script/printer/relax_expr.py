@@ -60,6 +60,13 @@ class Metadata:
         return lines + ["]}"]
 
 
+# calls printed `R.op(callee, (args,), out_sinfo=...)`, and calls whose first argument is a
+# global function printed by name
+_DPS_CALLS = ("relax.call_tir", "relax.call_tir_inplace", "relax.call_dps_packed")
+_PACKED_CALLS = ("relax.call_pure_packed", "relax.call_inplace_packed")
+_FORMAT_CALLS = ("relax.print", "relax.assert_op")
+
+
 def scalar_text(value) -> str:
     """A Python literal for a numpy scalar, exact for every float and integer dtype."""
     scalar = value[()] if isinstance(value, np.ndarray) else value
@@ -229,16 +236,24 @@ class RelaxExprPrinter:
         op = call.op
         op_name = getattr(op, "name", None) if not isinstance(op, relax_expr.Expr | GlobalVar) else None
         sinfos = [self.sinfo(s) for s in call.sinfo_args]
-        if op_name == "relax.call_tir":
-            args = [self.expr(a) for a in call.args[:2]]
+        if op_name in _DPS_CALLS:
+            args = [self.packed_callee(call.args[0]), self.expr(call.args[1])]
             out = sinfos[0] if sinfos else "R.Object"
             if call.sinfo_args and isinstance(call.sinfo_args[0], relax_sinfo.TupleStructInfo):
                 out = "[" + ", ".join(self.sinfo(f) for f in call.sinfo_args[0].fields) + "]"
             args.append(f"out_sinfo={out}")
             if len(call.args) > 2:
                 args.append(f"tir_vars={self.expr(call.args[2])}")
-            return f"R.call_tir({', '.join(args)})"
+            args += [f"{k}={self.value(v)}" for k, v in call.attrs.items()]
+            return f"R.{op_name.removeprefix('relax.')}({', '.join(args)})"
+        if op_name in _FORMAT_CALLS:  # R.print(*values, format=...), R.assert_op(cond, *values, format=...)
+            first = 1 if op_name == "relax.assert_op" else 0
+            values = [self.expr(a) for a in call.args[:first] + call.args[first + 1:]]
+            values.append(f"format={self.expr(call.args[first])}")
+            return f"R.{op_name.removeprefix('relax.')}({', '.join(values)})"
         args = [self.expr(a) for a in call.args]
+        if op_name in _PACKED_CALLS and call.args:
+            args[0] = self.packed_callee(call.args[0])
         args += [f"{k}={self.value(v)}" for k, v in call.attrs.items()]
         if sinfos:
             args.append("sinfo_args=" + (sinfos[0] if len(sinfos) == 1 else f"[{', '.join(sinfos)}]"))
@@ -246,6 +261,12 @@ class RelaxExprPrinter:
             return f"R.call_packed({', '.join([pystr(op.global_symbol)] + args)})"
         callee = "R." + op_name.removeprefix("relax.") if isinstance(op_name, str) else self.expr(op)
         return f"{callee}({', '.join(args)})"
+
+    def packed_callee(self, func) -> str:
+        """A callee that names a global function prints as its name, as TVM prints it."""
+        if isinstance(func, relax_expr.ExternFunc):
+            return pystr(func.global_symbol)
+        return self.expr(func)
 
     def value(self, v) -> str:
         """An attribute value: strings, numbers, None, lists, dicts, PrimExprs."""
