@@ -114,7 +114,12 @@ def compile(model, target="llvm", *, example_inputs=None, dynamic_shapes=None, p
     TypeError: graphc.compile expects a Relax IRModule, a torch ExportedProgram or a torch.nn.Module ...
     """
     from .relax.pipeline import get_pipeline
-    from .relax.transform import InlinePermuteIntoConsumers
+    from .relax.transform import (
+        AttachAttrLayoutFreeBuffers,
+        FoldConstant,
+        InlinePermuteIntoConsumers,
+        SplitLayoutRewritePreproc,
+    )
     from .relax.vm_build import build as vm_build
     from .target import Target
 
@@ -130,8 +135,11 @@ def compile(model, target="llvm", *, example_inputs=None, dynamic_shapes=None, p
     elif _has_high_level_calls(mod):
         mod = get_pipeline("zero")(mod)
     mod = InlinePermuteIntoConsumers()(mod)  # no transposed weight copies on every call
+    mod = AttachAttrLayoutFreeBuffers()(mod)  # the kernels may ask for their weights packed
     with target:
         mod = dlight.default_schedule(target)(mod)
+        mod = FoldConstant()(SplitLayoutRewritePreproc()(mod))  # pack constant weights once, now
+        mod = dlight.default_schedule(target)(mod)  # the packing of weights kept as inputs
     return vm_build(mod, target, **kwargs)
 
 

@@ -49,6 +49,8 @@ from .elemwise import (
     elemwise,
     erf,
     exp,
+    fast_erf,
+    fast_erf_value,
     floor,
     full,
     full_like,

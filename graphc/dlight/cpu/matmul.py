@@ -25,9 +25,9 @@ micro-kernel proved (0.92x numpy), sized from the target:
   gives the copy the panel layout), so the micro-kernel streams one contiguous panel. When B
   is a layout-free buffer (a weight: the function attribute ``layout_free_buffers`` lists its
   parameter), the packing block stays whole at the top of the function, annotated
-  ``layout_rewrite_preproc``, for `relax.transform.SplitLayoutRewritePreproc` to hoist it out
-  of the kernel and `FoldConstant` to run once at compile time. Otherwise each task packs its
-  own panel.
+  ``meta_schedule.layout_rewrite_preproc`` (TVM's key), for
+  `relax.transform.SplitLayoutRewritePreproc` to hoist out of the kernel and `FoldConstant`
+  to run once at compile time. Otherwise each task packs its own panel.
 - M rows that do not fill a tile are guarded; the last tile is peeled off the row loop
   (`loop_partition`) so the full tiles run unguarded. Symbolic M works the same way.
 - Parallel tasks: the batch and panel loops, fused; when they do not split evenly over the
@@ -69,7 +69,7 @@ from .utils import (
 # Below this many multiply-adds a matmul runs on one thread: waking the pool costs ~5 us.
 SERIAL_FLOPS = 1 << 19
 # The annotation on a packing block a layout rewrite may hoist out of the kernel.
-PREPROC_ANNOTATION = "layout_rewrite_preproc"
+PREPROC_ANNOTATION = "meta_schedule.layout_rewrite_preproc"  # TVM's key
 _FLOAT_DTYPES = ("float32", "float64")
 
 
