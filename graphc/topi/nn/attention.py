@@ -92,16 +92,23 @@ def attention(query: te.Tensor, key: te.Tensor, value: te.Tensor, bias: te.Tenso
             keep = allowed if keep is None else keep & allowed
         return keep
 
-    def reduce_over_keys(fn, combine, name):
+    def reduce_over_keys(fn, combine, identity, name):
+        # masked keys contribute the reduction's identity (a select, not a `where`: the block
+        # stays `B = B <op> value`, which a schedule can factor into vector partials)
         def f(b, h, i):
             j = te.reduce_axis((zero, seq_len_kv), name="j")
-            return combine(fn(b, h, i, j.var), axis=j, where=valid(b, h, i, j.var))
+            keep = valid(b, h, i, j.var)
+            value = fn(b, h, i, j.var)
+            if keep is not None:
+                value = _e.select(keep, value, identity)
+            return combine(value, axis=j)
 
         return te.compute((batch, num_heads, seq_len), f, name=name)
 
-    row_max = reduce_over_keys(logit, te.max, "T_attention_max")
+    row_max = reduce_over_keys(logit, te.max, _op.min_value(dtype), "T_attention_max")
     row_sum = reduce_over_keys(
-        lambda b, h, i, j: _op.exp(logit(b, h, i, j) - row_max(b, h, i)), te.sum, "T_attention_sum"
+        lambda b, h, i, j: _op.exp(logit(b, h, i, j) - row_max(b, h, i)), te.sum, _e.const(0, dtype),
+        "T_attention_sum",
     )
 
     def prob(b, h, i, j):
