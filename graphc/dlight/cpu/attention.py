@@ -33,8 +33,8 @@ The rule declines functions of another shape or dtype.
 >>> q, k, v = (te.placeholder((1, 64, 2, 32), name=n) for n in "qkv")
 >>> func = te.create_prim_func([q, k, v, attention(q, k, v)])
 >>> sch = Attention().apply(func, Target("llvm -mcpu=x86-64 -mattr=+avx2,+fma"), False)
->>> sch.get(sch.get_loops(sch.get_block("T_attention_score_update"))[0]).kind.value
-'parallel'
+>>> [sch.get(lp).kind.value for lp in sch.get_loops(sch.get_block("T_attention_update"))]
+['parallel', 'serial', 'serial', 'serial', 'serial', 'unroll', 'unroll', 'vectorized']
 """
 
 from __future__ import annotations
