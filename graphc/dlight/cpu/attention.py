@@ -46,7 +46,7 @@ from ...tir.schedule import BlockRV, LoopRV, Schedule
 from ..base import ScheduleRule, get_block_info, normalize_prim_func
 from ..base.analysis import block_realize, block_regions, uses_var
 from .gemm_analysis import GemmRoles, gemm_roles
-from .matmul import _loops_by_var, _vectorize_inner, tile_shape
+from .matmul import _dividing_rows, _loops_by_var, _vectorize_inner, tile_shape
 from .utils import decompose_at_first_reduce, output_dtype, vector_lanes, vector_registers
 
 
@@ -215,8 +215,9 @@ def _score_kernel(sch: Schedule, score: BlockRV, roles: GemmRoles, anchor: LoopR
     red = [loops[v] for v in roles.r_vars]
     row_ext = sch.get(rows).extent.value
     nvq = max(1, row_ext // lanes)
-    mr = max(1, min(12, (registers - nvq - 1) // nvq))
     key_ext = sch.get(keys).extent
+    static_keys = key_ext.value if isinstance(key_ext, IntImm) else None
+    mr = _dividing_rows(max(1, min(12, (registers - nvq - 1) // nvq)), static_keys)
     k_0, k_1 = sch.split(keys, [None, mr])
     r_0, r_1 = sch.split(rows, [None, lanes]) if nvq > 1 else (None, rows)
     sch.reorder(k_0, *red, k_1, *([r_0] if r_0 is not None else []), r_1)

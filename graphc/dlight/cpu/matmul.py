@@ -176,6 +176,7 @@ def schedule_gemm(sch: Schedule, block: BlockRV, roles: GemmRoles, target, layou
     m_ext = _static_product(_extents(sch, block, roles.i_vars))
     n_ext = _static_product(_extents(sch, block, (roles.j_var,)))
     tile = tile_shape(vector_registers(target), lanes, m_ext, n_ext)
+    tile = Tile(_dividing_rows(tile.mr, m_ext), tile.nv, tile.lanes)
     j_pos = next(k for k, e in enumerate(roles.b.indices) if e is roles.j_var)
     contiguous = j_pos == len(roles.b.indices) - 1
     # a panel is worth packing when several row tiles stream it, and needed when B's columns
@@ -264,6 +265,20 @@ def schedule_gemm(sch: Schedule, block: BlockRV, roles: GemmRoles, target, layou
         sch.transform_layout(pack, ("write", 0), panel_layout)
         _vectorize_inner(sch, pack, lanes)
     _peel_last_row_tile(sch, m_0, m_ext, tile)
+
+
+def _dividing_rows(mr: int, rows: int | None) -> int:
+    """`mr`, or a tile of at least 4 rows a little smaller that leaves no partial tile.
+
+    >>> _dividing_rows(6, 128), _dividing_rows(6, 197), _dividing_rows(6, None)
+    (4, 6, 6)
+    """
+    if rows is None or rows % mr == 0:
+        return mr
+    for cand in range(mr - 1, 3, -1):
+        if rows % cand == 0:
+            return cand
+    return mr
 
 
 def _block_names(sch: Schedule) -> list:

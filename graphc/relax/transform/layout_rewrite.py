@@ -72,7 +72,7 @@ def _weights(func: relax_expr.Function) -> set:
     return set(func.params[int(num_input):])
 
 
-@module_pass(opt_level=0, name="AttachAttrLayoutFreeBuffers")
+@module_pass(opt_level=0, name="AttachAttrLayoutFreeBuffers", copy=False)
 class AttachAttrLayoutFreeBuffers:
     """Attribute ``layout_free_buffers``: the parameters every caller passes a weight."""
 
@@ -211,7 +211,7 @@ def _replace_leaf(stmt, leaf):
     return leaf
 
 
-@module_pass(opt_level=0, name="SplitLayoutRewritePreproc")
+@module_pass(opt_level=0, name="SplitLayoutRewritePreproc", copy=False)
 class SplitLayoutRewritePreproc:
     """Move each kernel's annotated weight packing into a PrimFunc its callers run first."""
 
