@@ -116,6 +116,8 @@ def compile(model, target="llvm", *, example_inputs=None, dynamic_shapes=None, p
     from .relax.pipeline import get_pipeline
     from .relax.transform import (
         AttachAttrLayoutFreeBuffers,
+        CanonicalizeBindings,
+        DecomposeOpsForInference,
         FoldConstant,
         InlinePermuteIntoConsumers,
         SplitLayoutRewritePreproc,
@@ -133,6 +135,8 @@ def compile(model, target="llvm", *, example_inputs=None, dynamic_shapes=None, p
     if pipeline is not None:
         mod = pipeline(mod)
     elif _has_high_level_calls(mod):
+        # inference batch norm as elementwise ops, so that they fuse into the convolution before
+        mod = CanonicalizeBindings()(DecomposeOpsForInference()(mod))
         mod = get_pipeline("zero")(mod)
     mod = InlinePermuteIntoConsumers()(mod)  # no transposed weight copies on every call
     mod = AttachAttrLayoutFreeBuffers()(mod)  # the kernels may ask for their weights packed

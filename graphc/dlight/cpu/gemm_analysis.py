@@ -64,9 +64,70 @@ def _is_zero(e) -> bool:
     return isinstance(e, FloatImm | IntImm) and e.value == 0
 
 
-def gemm_roles(block: Block, reads=None) -> GemmRoles | None:
+def gemm_roles(block: Block, reads=None, vector_operand: str = "output") -> GemmRoles | None:
     """The roles of `block`'s iters when it is GEMM-like, else None. `reads`: the block's read
-    regions (default: its declared ones)."""
+    regions (default: its declared ones).
+
+    `vector_operand="output"` (a matmul) takes J from C's last index; `"plain"` (an implicit
+    GEMM: a convolution) takes B to be the factor indexed by plain iters only (the weight) and J
+    its one output iter the other factor does not use (the output channel), wherever it sits
+    in C.
+    """
+    found = _factors_of(block)
+    if found is None:
+        return None
+    store, x, y, spatial, reduce = found
+    out_idx = store.indices
+
+    def used(load, v) -> bool:
+        return any(uses_var(e, v) for e in load.indices)
+
+    if vector_operand == "plain":
+        plain = [f for f in (x, y) if _plain(f)]
+        if len(plain) != 1:
+            return None
+        b = plain[0]
+        a = y if b is x else x
+        own = [v for v in out_idx if used(b, v) and not used(a, v)]
+        if len(own) != 1:
+            return None
+        j_var = own[0]
+    else:
+        j_var = out_idx[-1]
+        if used(x, j_var) and not used(y, j_var):
+            a, b = y, x
+        elif used(y, j_var) and not used(x, j_var):
+            a, b = x, y
+        else:
+            return None
+    batch, i_vars = [], []
+    for v in spatial:
+        if v is j_var:
+            continue
+        in_a, in_b = used(a, v), used(b, v)
+        if in_a and in_b:
+            batch.append(v)
+        elif in_a:
+            i_vars.append(v)
+        else:  # a second J-side iter, or an iter no factor uses
+            return None
+    if not all(used(a, r) and used(b, r) for r in reduce):
+        return None
+    regions = reads if reads is not None else block.reads
+    bufs = [r.buffer for r in regions]
+    if a.buffer is b.buffer or a.buffer not in bufs or b.buffer not in bufs:
+        return None
+    return GemmRoles(store, a, b, bufs.index(a.buffer), bufs.index(b.buffer), tuple(batch), tuple(i_vars),
+                     j_var, tuple(reduce))  # fmt: skip
+
+
+def _plain(load: BufferLoad) -> bool:
+    idx = load.indices
+    return all(isinstance(e, Var) for e in idx) and len(set(map(id, idx))) == len(idx)
+
+
+def _factors_of(block: Block):
+    """(store, factor, factor, spatial iters, reduce iters) of `C = C + x * y`, else None."""
     store = block.body
     if not isinstance(store, BufferStore) or block.init is None:
         return None
@@ -100,36 +161,7 @@ def gemm_roles(block: Block, reads=None) -> GemmRoles | None:
         return None
     if {id(v) for v in spatial} != {id(e) for e in out_idx}:
         return None
-    j_var = out_idx[-1]
-
-    def used(load, v) -> bool:
-        return any(uses_var(e, v) for e in load.indices)
-
-    if used(x, j_var) and not used(y, j_var):
-        a, b = y, x
-    elif used(y, j_var) and not used(x, j_var):
-        a, b = x, y
-    else:
-        return None
-    batch, i_vars = [], []
-    for v in spatial:
-        if v is j_var:
-            continue
-        in_a, in_b = used(a, v), used(b, v)
-        if in_a and in_b:
-            batch.append(v)
-        elif in_a:
-            i_vars.append(v)
-        else:  # a second J-side iter, or an iter no factor uses
-            return None
-    if not all(used(a, r) and used(b, r) for r in reduce):
-        return None
-    regions = reads if reads is not None else block.reads
-    bufs = [r.buffer for r in regions]
-    if a.buffer is b.buffer or a.buffer not in bufs or b.buffer not in bufs:
-        return None
-    return GemmRoles(store, a, b, bufs.index(a.buffer), bufs.index(b.buffer), tuple(batch), tuple(i_vars),
-                     j_var, tuple(reduce))  # fmt: skip
+    return store, x, y, spatial, reduce
 
 
 def _is_load_of(e, store: BufferStore) -> bool:
