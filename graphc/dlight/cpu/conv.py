@@ -17,7 +17,7 @@ injective epilogues after it (batch norm, residual add, ReLU). The layout stays 
                             acc[w_1, o] += X[n, c, h*s + kh, (w_0*TW + w_1)*s + kw] * W_packed[...]
             out[n, o_0 tile, h, w_0 tile] = epilogue(acc)
 
-`TW` divides the output width (ResNet's 56, 28, 14 and 7 all take 7) and `NR` the output
+`TW` divides the output width (56 takes 4 pixels by 64 channels, 7 takes 7 by 32) and `NR` the output
 channels; `TW * NR / lanes` accumulators stay at or under 24 (`conv_tile`). The vector runs
 along output channels, so every output size uses full vectors. A weight listed in the
 function's ``layout_free_buffers`` keeps its packing whole at the root, annotated for
@@ -74,7 +74,7 @@ def conv_tile(width: int, channels: int, lanes: int, registers: int) -> ConvTile
     the most accumulators (at most 24 with 32 registers, 12 with 16), then the most vectors.
 
     >>> conv_tile(56, 64, 16, 32), conv_tile(7, 512, 16, 32), conv_tile(56, 64, 8, 16)
-    (ConvTile(tw=7, nv=2, lanes=16), ConvTile(tw=7, nv=2, lanes=16), ConvTile(tw=4, nv=2, lanes=8))
+    (ConvTile(tw=4, nv=4, lanes=16), ConvTile(tw=7, nv=2, lanes=16), ConvTile(tw=2, nv=4, lanes=8))
     """
     if channels % lanes:
         return None
