@@ -96,7 +96,7 @@ def build(inp, args=None, target=None, name: str = _DEFAULT_NAME, target_host=No
 
 
 def compile(model, target="llvm", *, example_inputs=None, dynamic_shapes=None, pipeline=None,  # noqa: A001
-            params=None, **kwargs):
+            params=None, lift_transform_params=False, **kwargs):
     """Compile a model into a VM `Executable`: `graphc.compile(model, target="llvm")`.
 
     `model` is a Relax IRModule, a `torch.export.ExportedProgram`, or a `torch.nn.Module`
@@ -105,7 +105,11 @@ def compile(model, target="llvm", *, example_inputs=None, dynamic_shapes=None, p
     order: `pipeline` (default: the "zero" pipeline, run when the module still calls high-level
     operators), `InlinePermuteIntoConsumers` (kernels read transposed weights in place instead
     of copying them), the target's default schedules (`dlight`), and `relax.build` (VM
-    lowering, kernel compilation, bytecode). `params` binds `main`'s weight parameters as constants.
+    lowering, kernel compilation, bytecode). `params` binds `main`'s weight parameters as constants
+    (weights the kernels want in another layout are then repacked once, at compile time). With
+    weights kept as inputs, `lift_transform_params=True` moves that repacking (and anything else
+    computed from the weights alone) into `main_transform_params`, to run once when they are
+    bound: `p = vm["main_transform_params"](*weights)`, then `vm["main"](x, *p)`.
 
     >>> import graphc
     >>> graphc.compile(object())
@@ -120,6 +124,7 @@ def compile(model, target="llvm", *, example_inputs=None, dynamic_shapes=None, p
         DecomposeOpsForInference,
         FoldConstant,
         InlinePermuteIntoConsumers,
+        LiftTransformParams,
         SplitLayoutRewritePreproc,
     )
     from .relax.vm_build import build as vm_build
@@ -143,6 +148,8 @@ def compile(model, target="llvm", *, example_inputs=None, dynamic_shapes=None, p
     with target:
         mod = dlight.default_schedule(target)(mod)
         mod = FoldConstant()(SplitLayoutRewritePreproc()(mod))  # pack constant weights once, now
+        if lift_transform_params:  # weights kept as inputs: packed by main_transform_params
+            mod = LiftTransformParams()(mod)
         mod = dlight.default_schedule(target)(mod)  # the packing of weights kept as inputs
     return vm_build(mod, target, **kwargs)
 

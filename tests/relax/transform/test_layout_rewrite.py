@@ -103,9 +103,15 @@ def test_prepacked_weights_give_bit_identical_results():
     unpacked = relax.VirtualMachine(graphc.compile(_tutorial(num_input=5)), graphc.cpu())
     # weights kept as inputs: the packing kernel runs in main before each matmul
     kept = relax.VirtualMachine(graphc.compile(_tutorial(num_input=1)), graphc.cpu())
+    # weights kept as inputs, the packing lifted into main_transform_params: run once
+    lifted = relax.VirtualMachine(graphc.compile(_tutorial(num_input=1), lift_transform_params=True),
+                                  graphc.cpu())
+    packed = lifted["main_transform_params"](*args)
+    assert [tuple(p.shape) for p in packed][0] == (4, 784, 64)
     want = unpacked["main"](x, *args).numpy()
     np.testing.assert_array_equal(folded["main"](x).numpy(), want)
     np.testing.assert_array_equal(kept["main"](x, *args).numpy(), want)
+    np.testing.assert_array_equal(lifted["main"](x, *packed).numpy(), want)
     reference = np.maximum(x @ WEIGHTS["p_fc1_weight"].T + WEIGHTS["p_fc1_bias"], 0)
     reference = reference @ WEIGHTS["p_fc2_weight"].T + WEIGHTS["p_fc2_bias"]
     np.testing.assert_allclose(want, reference, rtol=1e-4, atol=1e-4)
