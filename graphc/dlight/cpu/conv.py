@@ -199,7 +199,7 @@ def schedule_conv(sch: Schedule, conv: BlockRV, roles: GemmRoles, target, layout
     sch.vectorize(o_2)
     _vectorize_inner(sch, init, lanes)
     for blk in epilogue:
-        _vectorize_inner(sch, blk, lanes)
+        _vectorize_row(sch, blk, anchor)
 
     # the weight packed into panels of NR output channels
     w_index = [r.buffer for r in block_regions(sch.get(conv))[0]].index(roles.b.buffer)
@@ -216,6 +216,25 @@ def schedule_conv(sch: Schedule, conv: BlockRV, roles: GemmRoles, target, layout
     if flops is None or flops >= SERIAL_FLOPS:
         par_loops = [outer[0], o_0, *outer[1:]]
         sch.parallel(par_loops[0] if len(par_loops) == 1 else sch.fuse(*par_loops))
+
+
+def _vectorize_row(sch: Schedule, block: BlockRV, anchor) -> None:
+    """Vectorize an epilogue's innermost loop (a tile's pixels: contiguous in the output) whatever
+    its length: a few lanes beat scalar code, and the tile's rows are short."""
+    loops = sch.get_loops(block)
+    own = loops[[lp.var for lp in loops].index(anchor.var) + 1 :]
+    if not own:
+        return
+    trial = sch.copy()
+    try:
+        ext = trial.get(own[-1]).extent
+        if isinstance(ext, IntImm) and ext.value > 16:
+            _vectorize_inner(trial, block, 16)
+        elif isinstance(ext, IntImm) and ext.value > 1:
+            trial.vectorize(own[-1])
+    except ScheduleError:
+        return
+    sch._mod, sch._trace = trial._mod, trial._trace  # noqa: SLF001 - adopt the trial's state
 
 
 def _channel_block(sch: Schedule, reduce: list, panel_row_bytes: int, target) -> int | None:
