@@ -3,9 +3,10 @@
 It applies to the five blocks `topi.nn.attention` makes (and anything shaped like them):
 
     score[b, h, i, j] = sum_d Q[.., i, .., d] * K[.., j, .., d]     a GEMM
-    max[b, h, i]      = max_j logit(score, ...)                    reductions over j
-    sum[b, h, i]      = sum_j exp(logit - max)
-    p[b, h, i, j]     = exp(logit - max) / sum                     injective
+    max[b, h, i]      = max_j logit(score, ...)                    reductions over j and
+    e[b, h, i, j]     = exp(logit - max)                           injective blocks over
+    sum[b, h, i]      = sum_j e                                    (rows, keys), in any order
+    p[b, h, i, j]     = e / sum
     out[b, i, h, e]   = sum_j p[b, h, i, j] * V[.., j, .., e]       a GEMM reading p
 
 and schedules them as one loop nest over tiles of TI query rows (TI a multiple of the vector
@@ -16,8 +17,8 @@ lanes), so no score or probability matrix leaves the cache:
             Q_t[d, TI] = Q[tile, h, :]^T                     # the tile's queries, transposed
             score_t[j, TI]: for groups of MR keys, for d:  # register-blocked, vectors along i
                                 score_t[j, i] += K[j, h, d] * Q_t[d, i]
-            max, sum over j: vectors along i (16 rows side by side), no horizontal reduction
-            p_t[j, TI] = exp(..) / sum                    # vectorized along i
+            max, e_t[j, TI], sum, p_t[j, TI]: vectors along i (16 rows side by side), no
+                                                            horizontal reductions
             for sub-tiles of MR rows: out[MR, D] += p_t[j, i] * V[j, h, :]   # cpu.Matmul's
                                                                             # micro-kernel
 
@@ -82,8 +83,8 @@ def _gemm(sch: Schedule, block: BlockRV) -> GemmRoles | None:
 
 
 def _match(sch: Schedule, infos) -> dict | None:
-    """The blocks by role, when the function is a GEMM, its row reductions and an injective
-    normalisation, then a GEMM reading the normalised rows as its broadcast operand."""
+    """The blocks by role, when the function is a GEMM, row reductions and injective blocks over
+    its result, then a GEMM reading the last of those as its broadcast operand."""
     if len(infos) < 4:
         return None
     first, last = infos[0], infos[-1]
@@ -96,13 +97,15 @@ def _match(sch: Schedule, infos) -> dict | None:
     probs = middle[-1]
     if not probs.is_injective() or _writes(sch, probs.block_rv) is not out_roles.a.buffer:
         return None
-    reductions = middle[:-1]
-    if not reductions or not all(r.is_reduction() and r.dom_kind().endswith("R") for r in reductions):
+    if not all(b.is_injective() or (b.is_reduction() and b.dom_kind().endswith("R")) for b in middle):
         return None
     score = score_roles.out.buffer
-    if any(score not in _reads(sch, b.block_rv) for b in middle):
+    if not any(score in _reads(sch, b.block_rv) for b in middle):
         return None
+    rows = [b for b in middle if b.is_injective()]  # (rows, keys) blocks: stored key-major
+    reductions = [b for b in middle if not b.is_injective()]
     return {"score": first.block_rv, "score_roles": score_roles, "probs": probs.block_rv,
+            "middle": [b.block_rv for b in middle], "rows": [b.block_rv for b in rows],
             "reductions": [r.block_rv for r in reductions], "out": last.block_rv, "out_roles": out_roles}
 
 
@@ -139,16 +142,14 @@ def _schedule(sch: Schedule, parts: dict, target) -> None:
     _vectorize_inner(sch, write_back, lanes)
 
     # -- everything a row tile needs, under the row-tile loop (consumers first)
-    sch.compute_at(parts["probs"], i_0)
-    for red in reversed(parts["reductions"]):
-        sch.compute_at(red, i_0)
+    for block in reversed(parts["middle"]):
+        sch.compute_at(block, i_0)
     sch.compute_at(parts["score"], i_0)
-    # score and probabilities stored key-major, so that rows lie side by side in vectors
-    for block in (parts["score"], parts["probs"]):
+    # score and (rows, keys) intermediates stored key-major, so that rows lie side by side in vectors
+    for block in (parts["score"], *parts["rows"]):
         sch.transform_layout(block, ("write", 0), _swap_last_two)
-    _rows_side_by_side(sch, parts["probs"], i_0, lanes, spatial_keys=True)
-    for red in parts["reductions"]:
-        _rows_side_by_side(sch, red, i_0, lanes, spatial_keys=False)
+    for block in parts["middle"]:
+        _rows_side_by_side(sch, block, i_0, lanes, spatial_keys=block not in parts["reductions"])
     queries = _score_kernel(sch, parts["score"], parts["score_roles"], i_0, lanes, registers)
 
     par = batch[0] if len(batch) == 1 else sch.fuse(*batch)
