@@ -1,6 +1,6 @@
 """cpu.Conv2d: convolutions against the unscheduled build over random shapes, strides, padding
-and dilation; the register tile; epilogues; weight packing; grouped and depthwise convolutions
-left to the other rules (and still right)."""
+and dilation; the register tile; epilogues; weight packing; grouped convolutions; depthwise
+ones left to the other rules (and still right)."""
 
 import dlight_programs as P
 import numpy as np
@@ -96,8 +96,16 @@ def test_weight_packing_is_marked_for_the_layout_rewrite_when_layout_free():
     assert PREPROC_ANNOTATION not in _apply(func).get(pack.get_block("w_global")).annotations
 
 
-def test_grouped_and_depthwise_are_left_to_the_other_rules():
-    for groups, c, o in [(4, 16, 32), (16, 16, 16)]:  # grouped, depthwise
+def test_grouped_convolutions_with_whole_vectors_per_group():
+    for groups, c, o, stride in [(2, 16, 32, 1), (4, 12, 64, 2)]:  # 16 output channels per group
+        func = conv_program(c, o, 11, 12, 3, stride, pad=1, groups=groups, epilogue=True)
+        sch = _apply(func)
+        assert [int(e) for e in P.loop_extents(sch, "conv2d_update")[-2:]] == [1, 16]  # one group's panel
+        check_against_unscheduled(func, sch.mod)
+
+
+def test_depthwise_and_narrow_groups_are_left_to_the_other_rules():
+    for groups, c, o in [(4, 16, 32), (16, 16, 16)]:  # 8 channels per group, depthwise
         func = conv_program(c, o, 12, 12, 3, pad=1, groups=groups)
         assert RULE.apply(func, P.AVX512, False) is None
         with graphc.target.Target("llvm"):

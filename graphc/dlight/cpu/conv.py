@@ -23,8 +23,9 @@ along output channels, so every output size uses full vectors. A weight listed i
 function's ``layout_free_buffers`` keeps its packing whole at the root, annotated for
 `relax.transform.SplitLayoutRewritePreproc` (a constant weight is then packed once at compile
 time). When the weight panel would not fit a quarter of L2 the input channels are blocked,
-accumulating a whole output row's tile in L1. Grouped and depthwise convolutions (every
-output iter is shared by both factors) are declined.
+accumulating a whole output row's tile in L1. A grouped convolution (the input read at the
+output channel's group, `o // (O/G)`) is scheduled the same way when a group's channels are
+whole vectors (a panel then stays in one group); depthwise ones are declined.
 
 >>> from graphc import te, topi
 >>> from graphc.target import Target
@@ -162,7 +163,8 @@ def schedule_conv(sch: Schedule, conv: BlockRV, roles: GemmRoles, target, layout
     channels, width = ivs[roles.j_var], ivs.get(pixel)
     if pixel is None or not isinstance(channels, IntImm) or not isinstance(width, IntImm):
         raise ScheduleError("the output channels or the row width is symbolic")
-    tile = conv_tile(width.value, channels.value, lanes, vector_registers(target))
+    # a grouped convolution's tile stays within one group: its broadcasts are the group's inputs
+    tile = conv_tile(width.value, roles.j_group or channels.value, lanes, vector_registers(target))
     if tile is None:
         raise ScheduleError("the output channels do not split into whole vectors")
 

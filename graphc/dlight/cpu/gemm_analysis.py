@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...tir.analysis.var_use import uses_var
-from ...tir.expr import Add, BufferLoad, Cast, FloatImm, IntImm, Mul, Var
+from ...tir.expr import Add, BufferLoad, Cast, FloatImm, FloorDiv, IntImm, Mul, PrimExpr, Var
 from ...tir.stmt import Block, BufferStore, IterType
 
 
@@ -47,6 +47,7 @@ class GemmRoles:
     i_vars: tuple
     j_var: Var
     r_vars: tuple
+    j_group: int | None = None  # A reads J only as J // j_group (a grouped convolution's group)
 
     def plain(self, load: BufferLoad) -> bool:
         """Whether every index of `load` is a distinct iter var (what pad_einsum needs)."""
@@ -82,6 +83,7 @@ def gemm_roles(block: Block, reads=None, vector_operand: str = "output") -> Gemm
     def used(load, v) -> bool:
         return any(uses_var(e, v) for e in load.indices)
 
+    j_group = None
     if vector_operand == "plain":
         plain = [f for f in (x, y) if _plain(f)]
         if len(plain) != 1:
@@ -89,6 +91,9 @@ def gemm_roles(block: Block, reads=None, vector_operand: str = "output") -> Gemm
         b = plain[0]
         a = y if b is x else x
         own = [v for v in out_idx if used(b, v) and not used(a, v)]
+        if not own:  # a grouped convolution: A reads the output channel's group only
+            own = [v for v in out_idx if used(b, v) and _group_of(a, v) is not None]
+            j_group = _group_of(a, own[0]) if len(own) == 1 else None
         if len(own) != 1:
             return None
         j_var = own[0]
@@ -118,7 +123,28 @@ def gemm_roles(block: Block, reads=None, vector_operand: str = "output") -> Gemm
     if a.buffer is b.buffer or a.buffer not in bufs or b.buffer not in bufs:
         return None
     return GemmRoles(store, a, b, bufs.index(a.buffer), bufs.index(b.buffer), tuple(batch), tuple(i_vars),
-                     j_var, tuple(reduce))  # fmt: skip
+                     j_var, tuple(reduce), j_group)  # fmt: skip
+
+
+def _group_of(load: BufferLoad, v) -> int | None:
+    """`c` when every use of `v` in `load`'s indices is inside `v // c` (a constant c > 1)."""
+    groups = set()
+
+    def walk(e) -> bool:  # False: v used outside a floordiv by a constant
+        if isinstance(e, FloorDiv) and e.a is v and isinstance(e.b, IntImm) and e.b.value > 1:
+            groups.add(e.b.value)
+            return True
+        if e is v:
+            return False
+        return all(walk(c) for c in _children(e))
+
+    if not all(walk(e) for e in load.indices) or len(groups) != 1:
+        return None
+    return groups.pop()
+
+
+def _children(e) -> tuple:
+    return tuple(getattr(e, f) for f in ("a", "b", "value") if isinstance(getattr(e, f, None), PrimExpr))
 
 
 def _plain(load: BufferLoad) -> bool:
