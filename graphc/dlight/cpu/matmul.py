@@ -29,7 +29,8 @@ micro-kernel proved (0.92x numpy), sized from the target:
   `relax.transform.SplitLayoutRewritePreproc` to hoist out of the kernel and `FoldConstant`
   to run once at compile time. Otherwise each task packs its own panel.
 - M rows that do not fill a tile are guarded; the last tile is peeled off the row loop
-  (`loop_partition`) so the full tiles run unguarded. Symbolic M works the same way.
+  (`loop_partition`) so the full tiles run unguarded. A symbolic M is padded to whole tiles
+  instead (its A copied per call): a loop of unknown length cannot be peeled.
 - Parallel tasks: the batch and panel loops, fused; when they do not split evenly over the
   cores, the rows are cut into chunks as well. A kernel doing less than `SERIAL_FLOPS`
   multiply-adds stays serial (waking the thread pool costs more).
@@ -183,13 +184,21 @@ def schedule_gemm(sch: Schedule, block: BlockRV, roles: GemmRoles, target, layou
     # are not contiguous; a weight's packing is free (done once, see SplitLayoutRewritePreproc)
     packed = layout_free or reindexed or not contiguous or m_ext is None or m_ext > tile.mr
 
-    # pad N to whole panels (zero columns), pack B into panels
-    padding = [tile.nr if iv.var is roles.j_var else 1 for iv in sch.get(block).iter_vars]
+    # pad N to whole panels (zero columns), pack B into panels; a symbolic M is padded to whole
+    # row tiles (a copy of A): a guarded last tile cannot be peeled off a loop of unknown length,
+    # and guards on every tile's rows keep LLVM from holding the accumulators in registers
+    row_pad = roles.i_vars[-1] if m_ext is None and roles.i_vars else None
+    padding = [tile.nr if iv.var is roles.j_var else tile.mr if iv.var is row_pad else 1
+               for iv in sch.get(block).iter_vars]  # fmt: skip
     names_before = _block_names(sch)
-    b_source = roles.b.buffer.name
+    b_source, a_source = roles.b.buffer.name, roles.a.buffer.name
     sch.pad_einsum(block, padding)
     added = [n for n in _block_names(sch) if n not in names_before]
     roles = _roles(sch, block)
+    if roles.a.buffer.name in added and roles.a.buffer.name != a_source:
+        if a_source in names_before:  # a reindexed A: one copy, not two
+            sch.compute_inline(sch.get_block(a_source))
+        _vectorize_inner(sch, sch.get_block(roles.a.buffer.name), lanes)
     b_name = roles.b.buffer.name
     pack = None
     if b_name in added:  # pad_einsum's copy: B_pad[k, n] = n < N ? B[k, n] : 0
