@@ -60,8 +60,11 @@ from .fallback import guarded, schedule_block_generic
 from .gemm_analysis import GemmRoles, gemm_roles
 from .utils import (
     cache_bytes,
+    enough_work,
+    leading_spatial,
     num_cores,
     output_dtype,
+    parallelize_outer,
     split_for_vector,
     vector_lanes,
     vector_registers,
@@ -139,7 +142,20 @@ class Matmul(ScheduleRule):
             return None
         for info in before:  # prologues that did not inline (e.g. used twice)
             sch = guarded(sch, schedule_block_generic, get_block_info(sch, info.block_rv), target)
+        for name in _block_names(sch):  # copies of A at the root (padded, reindexed): in parallel
+            if name.startswith(roles.a.buffer.name) and name != roles.a.buffer.name:
+                block_rv = sch.get_block(name)
+                if not sch.get_loops(block_rv) or sch.get(sch.get_loops(block_rv)[0]).kind.value != "serial":
+                    continue
+                sch = guarded(sch, _parallel_copy, block_rv)
         return sch
+
+
+def _parallel_copy(sch: Schedule, block: BlockRV) -> None:
+    """Run a root-level copy's outer loops in parallel when it is large enough."""
+    info = get_block_info(sch, block)
+    if enough_work(info):
+        parallelize_outer(sch, leading_spatial(info))
 
 
 def _roles(sch: Schedule, block: BlockRV) -> GemmRoles | None:
