@@ -9,7 +9,8 @@ constants, so they are packed at compile time), run by PyTorch eager, and export
 `torch.onnx.export` for ONNX Runtime (`intra_op_num_threads` = threads); matmuls are also
 timed with numpy (`x @ W`, OpenBLAS's kernel for this CPU: OPENBLAS_CORETYPE/L2_SIZE are
 removed from the environment before numpy loads). Rows print the best time of each, its
-GFLOP/s (2 x multiply-adds) and graphc's ratio to each peer.
+GFLOP/s (2 x multiply-adds; for layer norm and softmax, GB/s: bytes read and written) and
+graphc's ratio to each peer.
 
 Timing on a shared machine: with one thread each candidate is timed by the CPU time of the
 calling thread (time.thread_time: time slices lost to other processes do not count); with
@@ -34,7 +35,8 @@ from graphc import relax  # noqa: E402
 
 
 def layers():
-    """name -> (group, torch module factory, input shape, multiply-adds)."""
+    """name -> (group, torch module factory, input shapes, multiply-adds or, for memory-bound
+    layers, -bytes read and written)."""
     import torch
     from torch import nn
 
@@ -78,8 +80,15 @@ def layers():
         def forward(self, x):
             return x @ self.w
 
+    class Softmax(nn.Module):
+        def forward(self, x):
+            return torch.softmax(x, -1)
+
     out = {"matmul 1024^3 (x @ W)": ("matmul", lambda: MatMul(1024), [(1024, 1024)], 1024**3)}
     for model, m in (("bert", 128), ("vit", 197)):
+        out[f"{model} layer norm {m}x768 (GB/s)"] = (model, lambda: nn.LayerNorm(768), [(1, m, 768)],
+                                                    -2 * 4 * m * 768)
+        out[f"{model} softmax 12x{m}x{m} (GB/s)"] = (model, Softmax, [(1, 12, m, m)], -2 * 4 * 12 * m * m)
         out[f"{model} qkv/out proj {m}x768x768"] = (model, lambda: Linear(768, 768), [(1, m, 768)],
                                                     m * 768 * 768)
         out[f"{model} ffn1 {m}x768x3072 +gelu"] = (model, lambda: Linear(768, 3072, "gelu"), [(1, m, 768)],
@@ -187,12 +196,14 @@ def main(argv=None) -> None:
                 for k, fn in runs.items():
                     times[k].append(best(fn, opts.repeat))
             t = {k: min(v) for k, v in times.items()}
-            cell = {k: f"{t[k] * 1e3:7.3f} ms {2 * macs / t[k] / 1e9:4.0f}" for k in t}
+            work = 2 * macs if macs > 0 else -macs  # flops, or bytes moved
+            cell = {k: f"{t[k] * 1e3:7.3f} ms {work / t[k] / 1e9:4.0f}" for k in t}
             cell.setdefault("numpy", " " * 15)
             ratio_np = f"{t['graphc'] / t['numpy']:10.2f}x" if "numpy" in t else ""
             print(f"{name:42s} {cell['graphc']} {cell['torch']} {cell['onnxruntime']} {cell['numpy']} "
                   f"{t['graphc'] / t['onnxruntime']:10.2f}x {ratio_np}")
-    print(f"(ms and GFLOP/s per cell; load average after: {os.getloadavg()[0]:.2f})")
+    print(f"(ms and GFLOP/s per cell, GB/s for the memory-bound rows; load average after: "
+          f"{os.getloadavg()[0]:.2f})")
 
 
 if __name__ == "__main__":
