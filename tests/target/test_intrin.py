@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from graphc import tir
-from graphc.ir import structural_equal
 from graphc.errors import CodegenError, TargetError
+from graphc.ir import structural_equal
 from graphc.target import register_intrin_lowering
 from graphc.target.intrin import _RULES, lower_intrin
 
