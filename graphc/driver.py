@@ -105,7 +105,7 @@ STAGES = ("imported", "legalized", "fused", "scheduled", "lowered", "bytecode")
 
 
 def compile(model, target="llvm", *, example_inputs=None, dynamic_shapes=None, pipeline=None,  # noqa: A001
-            params=None, tuning_records=None, progress=None):
+            params=None, lift_transform_params=False, tuning_records=None, progress=None):
     """Compile a model into a VM `Executable`: `graphc.compile(model, target="llvm")`.
 
     `model` is recognised by its type:
@@ -124,7 +124,12 @@ def compile(model, target="llvm", *, example_inputs=None, dynamic_shapes=None, p
     high-level operators), `InlinePermuteIntoConsumers` (kernels read transposed weights in
     place instead of copying them), the target's default schedules (`dlight`), the VM lowering
     and TensorIR lowering pipelines, LLVM, and the bytecode. `params` binds `main`'s weight
-    parameters as constants. `progress(message, done, total)`, if given, hears of each step
+    parameters as constants (weights the kernels want in another layout are then repacked once,
+    at compile time). With weights kept as inputs, `lift_transform_params=True` moves that
+    repacking (and anything else computed from the weights alone) into
+    `main_transform_params`, to run once when they are bound:
+    `p = vm["main_transform_params"](*weights)`, then `vm["main"](x, *p)`.
+    `progress(message, done, total)`, if given, hears of each step
     (the `graphc` command line draws it). The result runs as `exe(*inputs)` or in a
     `relax.VirtualMachine(exe, device)`; either returns what the model returns (one tensor,
     a tuple, a dict, ...).
@@ -136,11 +141,12 @@ def compile(model, target="llvm", *, example_inputs=None, dynamic_shapes=None, p
     TypeError: graphc.compile expects a Relax IRModule, a torch ExportedProgram or a torch.nn.Module ...
     """
     return compile_to(model, "bytecode", target, example_inputs=example_inputs, dynamic_shapes=dynamic_shapes,
-                      pipeline=pipeline, params=params, tuning_records=tuning_records, progress=progress)
+                      pipeline=pipeline, params=params, lift_transform_params=lift_transform_params,
+                      tuning_records=tuning_records, progress=progress)
 
 
 def compile_to(model, stage: str, target="llvm", *, example_inputs=None, dynamic_shapes=None, pipeline=None,
-               params=None, tuning_records=None, progress=None):
+               params=None, lift_transform_params=False, tuning_records=None, progress=None):
     """`compile`, stopped after `stage`: the IRModule as it is then, or the Executable ("bytecode").
 
     The stages (`STAGES`): "imported" (the Relax module of the model), "legalized" (every
@@ -164,6 +170,7 @@ def compile_to(model, stage: str, target="llvm", *, example_inputs=None, dynamic
         raise ValueError(f"unknown stage {stage!r}; the stages are {', '.join(STAGES)}")
     for name, result in iter_stages(model, target, example_inputs=example_inputs,
                                     dynamic_shapes=dynamic_shapes, pipeline=pipeline, params=params,
+                                    lift_transform_params=lift_transform_params,
                                     tuning_records=tuning_records, progress=progress):
         if name == stage:
             return result
@@ -171,7 +178,7 @@ def compile_to(model, stage: str, target="llvm", *, example_inputs=None, dynamic
 
 
 def iter_stages(model, target="llvm", *, example_inputs=None, dynamic_shapes=None, pipeline=None,
-                params=None, tuning_records=None, progress=None):
+                params=None, lift_transform_params=False, tuning_records=None, progress=None):
     """`compile` one stage at a time: yields `(stage, result)` for each of `STAGES` in order, the
     IRModule after that stage (the Executable for "bytecode"). Stop iterating to stop compiling;
     `graphc.report` reads every stage. With a custom `pipeline`, "legalized" is the module before it.
@@ -189,7 +196,17 @@ def iter_stages(model, target="llvm", *, example_inputs=None, dynamic_shapes=Non
     """
     from .ir.transform import Sequential
     from .relax.pipeline import get_pipeline
-    from .relax.transform import InlinePermuteIntoConsumers, LegalizeOps, VMLoweringPipeline
+    from .relax.transform import (
+        AttachAttrLayoutFreeBuffers,
+        CanonicalizeBindings,
+        DecomposeOpsForInference,
+        FoldConstant,
+        InlinePermuteIntoConsumers,
+        LegalizeOps,
+        LiftTransformParams,
+        SplitLayoutRewritePreproc,
+        VMLoweringPipeline,
+    )
     from .target import Target
 
     report = progress or _no_progress
@@ -209,7 +226,8 @@ def iter_stages(model, target="llvm", *, example_inputs=None, dynamic_shapes=Non
         report("running the pass pipeline", 0, 0)
         mod = pipeline(mod)
     elif _has_high_level_calls(mod):
-        mod = LegalizeOps()(mod)
+        # inference batch norm as elementwise ops, so that they fuse into the convolution before
+        mod = LegalizeOps()(CanonicalizeBindings()(DecomposeOpsForInference()(mod)))
         yield "legalized", mod
         report("legalizing and fusing operators", 0, 0)
         mod = get_pipeline("zero")(mod)  # its LegalizeOps finds nothing left to do
@@ -219,8 +237,13 @@ def iter_stages(model, target="llvm", *, example_inputs=None, dynamic_shapes=Non
     mod = Sequential([InlinePermuteIntoConsumers()], name="graphc.compile.inline")(mod)
     yield "fused", mod
     report(f"scheduling {_count_kernels(mod)} kernels for {target.kind}", 0, 0)
+    mod = AttachAttrLayoutFreeBuffers()(mod)  # the kernels may ask for their weights packed
     with target:
         mod = Sequential([dlight.default_schedule(target)], name="graphc.compile.schedule")(mod)
+        mod = FoldConstant()(SplitLayoutRewritePreproc()(mod))  # pack constant weights once, now
+        if lift_transform_params:  # weights kept as inputs: packed by main_transform_params
+            mod = LiftTransformParams()(mod)
+        mod = dlight.default_schedule(target)(mod)  # the packing of weights kept as inputs
     yield "scheduled", mod
     with target:
         mod = _lower_kernels(VMLoweringPipeline()(mod), report)

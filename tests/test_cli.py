@@ -99,7 +99,7 @@ def test_show_each_stage(workdir):
     assert "# metadata: 4 tensor constants (shown with --constants)" in fused
     lowered = graphc("show", "models.py:make", "--stage", "lowered", "--function", "fused_matmul1_add1",
                      cwd=workdir).stdout
-    assert "T.Buffer((T.int64(320),)" in lowered and "T.block" not in lowered  # flat, no blocks
+    assert "T.Buffer((T.int64(32),)" in lowered and "T.block" not in lowered  # flat (1, 32) input, no blocks
     bytecode = graphc("show", "mlp.graphc", cwd=workdir).stdout
     assert bytecode.startswith("@main(x)") and "call fused_matmul_add_relu(" in bytecode
 

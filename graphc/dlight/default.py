@@ -4,7 +4,7 @@
 a new rule reaches every user by being added here.
 
 >>> [rule.name for rule in default_rules("llvm")]
-['Reduction', 'Fallback']
+['Attention', 'Matmul', 'Conv2d', 'Reduction', 'Fallback']
 >>> default_schedule("llvm").info.name
 'ApplyDefaultSchedule'
 """
@@ -20,7 +20,7 @@ def default_rules(target: str | dict | Target | None = None) -> list[ScheduleRul
     """Fresh instances of the default rules for `target` (default: the current target, else llvm)."""
     target = Target.resolve(target)
     if target.is_cpu:
-        return [cpu.Reduction(), cpu.Fallback()]
+        return [cpu.Attention(), cpu.Matmul(), cpu.Conv2d(), cpu.Reduction(), cpu.Fallback()]
     # dlight.gpu defines no rules, so GPU kernels stay as their author scheduled them
     return []
 

@@ -64,6 +64,8 @@ from .elemwise import (
     exp,
     exp2,
     expm1,
+    fast_erf,
+    fast_erf_value,
     floor,
     full,
     full_like,

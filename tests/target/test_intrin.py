@@ -5,6 +5,7 @@ import pytest
 
 from graphc import tir
 from graphc.errors import CodegenError, TargetError
+from graphc.ir import structural_equal
 from graphc.target import register_intrin_lowering
 from graphc.target.intrin import _RULES, lower_intrin
 
@@ -49,9 +50,14 @@ def test_higher_level_wins_and_overrides_builtin(clean_rules, run_ew):
 
 
 def test_rule_returning_none_falls_through(clean_rules):
-    register_intrin_lowering("tir.exp", "llvm", lambda op: None, level=7)
     call = tir.exp(tir.Var("x", "float32"))
-    assert lower_intrin(call, "llvm") is call
+    below = lower_intrin(call, "llvm")  # the lower-level rules' result (the LLVM back end's own exp)
+    register_intrin_lowering("tir.exp", "llvm", lambda op: None, level=7)
+    assert structural_equal(lower_intrin(call, "llvm"), below)
+    tir.register_intrin("tir.norule", 1)
+    register_intrin_lowering("tir.norule", "llvm", lambda op: None, level=7)
+    other = tir.call_intrin("float32", "tir.norule", tir.Var("y", "float32"))
+    assert lower_intrin(other, "llvm") is other  # no rule left: the call stays
 
 
 def test_duplicate_level_is_rejected_unless_override(clean_rules):

@@ -25,13 +25,16 @@ from ...tir.schedule import Schedule
 from .analysis import BlockInfo, is_output_block, normalize_prim_func
 
 
-def try_inline(sch: Schedule, reverse: bool = True) -> list[BlockInfo] | None:
-    """Inline what can be inlined; returns the block infos left (None: nested scopes)."""
+def try_inline(sch: Schedule, reverse: bool = True, keep=()) -> list[BlockInfo] | None:
+    """Inline what can be inlined; returns the block infos left (None: nested scopes). Blocks
+    named in `keep` stay materialized (a convolution's padded input, read many times)."""
     infos = normalize_prim_func(sch)
     changed = infos is not None
     while changed:
         changed = False
         for info in infos:
+            if info.name in keep:
+                continue
             if info.is_injective() and not is_output_block(sch, info.block_rv):
                 if _expensive(sch.get(info.block_rv)) and len(sch.get_consumers(info.block_rv)) > 1:
                     continue

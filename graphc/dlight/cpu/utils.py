@@ -14,6 +14,9 @@ thread pool), and hoist a reduction's init out of its reduce loops.
 
 from __future__ import annotations
 
+import functools
+import os
+
 from ...errors import ScheduleError
 from ...ir import DataType
 from ...tir.analysis.block_access import to_affine
@@ -55,6 +58,71 @@ def vector_bits(target) -> int:
     if mcpu.startswith(_AVX2_CPUS):
         return 256
     return 128
+
+
+def vector_registers(target) -> int:
+    """How many SIMD registers the target has: 32 with AVX-512 (zmm0-31) and on AArch64, 16 with
+    AVX/AVX2 or SSE on x86-64.
+
+    >>> from graphc.target import Target
+    >>> avx512, avx2 = Target("llvm -mcpu=x86-64 -mattr=+avx512f"), Target("llvm -mcpu=haswell")
+    >>> vector_registers(avx512), vector_registers(avx2)
+    (32, 16)
+    """
+    if vector_bits(target) == 512 or target.triple.startswith(("aarch64", "arm64")):
+        return 32
+    return 16
+
+
+def num_cores(target) -> int:
+    """The cores parallel loops will share: the target's `-num-cores`, else the cores this process
+    may run on."""
+    cores = target.options.get("num-cores")
+    if cores:
+        return int(cores)
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+_DEFAULT_CACHES = {1: 32 << 10, 2: 1 << 20, 3: 8 << 20}
+
+
+@functools.lru_cache(maxsize=1)
+def _host_caches() -> dict:
+    """{level: bytes} of the host's data/unified caches, read from Linux's sysfs."""
+    found = {}
+    root = "/sys/devices/system/cpu/cpu0/cache"
+    try:
+        entries = sorted(os.listdir(root))
+    except OSError:
+        return dict(_DEFAULT_CACHES)
+    for entry in entries:
+        try:
+            with open(f"{root}/{entry}/level") as f:
+                level = int(f.read())
+            with open(f"{root}/{entry}/type") as f:
+                kind = f.read().strip()
+            with open(f"{root}/{entry}/size") as f:
+                text = f.read().strip()
+        except (OSError, ValueError):
+            continue
+        if kind == "Instruction" or not text:
+            continue
+        scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1], 1)
+        found[level] = int(text.rstrip("KMG")) * scale
+    return {**_DEFAULT_CACHES, **found}
+
+
+def cache_bytes(target, level: int) -> int:
+    """The size of the level-`level` data cache (per core for L1/L2): read from the machine when
+    `target` is the host CPU, else a common size (32 KiB, 1 MiB, 8 MiB)."""
+    from ...target.target import host_cpu
+
+    if "mcpu" not in target.options or target.options["mcpu"] == host_cpu()[0]:
+        return _host_caches().get(level, _DEFAULT_CACHES.get(level, 1 << 20))
+    return _DEFAULT_CACHES.get(level, 1 << 20)
 
 
 def vector_lanes(target, dtype: str) -> int:
@@ -181,17 +249,20 @@ def decompose_at_first_reduce(sch: Schedule, info: BlockInfo) -> None:
 
 
 __all__ = [
+    "cache_bytes",
     "VECTOR_UNROLL",
     "PARALLEL_MIN_EXTENT",
     "PARALLEL_MIN_WORK",
     "decompose_at_first_reduce",
     "enough_work",
     "leading_spatial",
+    "num_cores",
     "output_dtype",
     "parallelize_outer",
     "split_for_vector",
     "vector_factor",
     "vector_bits",
     "vector_lanes",
+    "vector_registers",
     "write_contiguous",
 ]

@@ -21,7 +21,9 @@ from .fuse_ops import *  # noqa: F403
 from .fuse_tir import *  # noqa: F403
 from .inline_permute import *  # noqa: F403
 from .kill_after_last_use import *  # noqa: F403
+from .layout_rewrite import *  # noqa: F403
 from .legalize_ops import LegalizeOps
+from .lift_transform_params import *  # noqa: F403
 from .lower_alloc_tensor import *  # noqa: F403
 from .remove_purity_checking import *  # noqa: F403
 from .rewrite_dataflow_reshape import *  # noqa: F403

@@ -14,6 +14,7 @@ from ...errors import CodegenError
 from ...ir.dtype import DataType
 from ...tir import expr as tir_expr
 from ..intrin import lower_intrin
+from . import fast_math  # noqa: F401 - registers the vectorizable float32 exp/tanh
 from .types import I1, I8, I32, PTR, const_like, f32_of, mem_type, reg_type
 
 # tir name -> LLVM intrinsic base name (overloaded on the operand type)

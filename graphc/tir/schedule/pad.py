@@ -163,17 +163,21 @@ def _check_reduction(block: Block, padded: set, what: str) -> None:
 
 
 def _check_outputs(func, realize, written: set, index_vars: dict, padded: set, what: str) -> None:
-    """A padded output is computed from scratch in `<name>_pad`: nothing else may touch it, and the
-    block must not accumulate into what was there before (a reduction needs its init)."""
+    """A padded output is computed from scratch in `<name>_pad`: no other block may write it or read
+    it before the block (blocks after it read the copy-out, so consumers are fine), and the block
+    must not accumulate into what was there before (a reduction needs its init)."""
     from .blocks import read_buffers, write_buffers
     from .state import walk
 
     for buf in written:
         if not any(v in padded for v in index_vars.get(buf, ())):
             continue
+        after = False
         for s in walk(func.body):
-            if isinstance(s, BlockRealize) and s is not realize and s.block.name_hint != "root":
-                if buf in read_buffers(s.block) or buf in write_buffers(s.block):
+            if s is realize:
+                after = True
+            elif isinstance(s, BlockRealize) and s.block.name_hint != "root":
+                if buf in write_buffers(s.block) or (not after and buf in read_buffers(s.block)):
                     raise ScheduleError(
                         f"cannot {what}: block {s.block.name_hint!r} also accesses its output {buf.name}; "
                         f"pad before decompose_reduction or caching"

@@ -23,10 +23,10 @@ import dataclasses
 from dataclasses import dataclass
 
 from ...errors import GraphcError
-from ..expr import IntImm, const
+from ..expr import IntImm, Var, const
 from ..function import PrimFunc
 from ..functor import StmtMutator, substitute
-from ..stmt import For, ForKind, SeqStmt
+from ..stmt import For, ForKind, LetStmt, SeqStmt
 from .function_pass import prim_func_pass
 
 DEFAULT_MAX_EXTENT = 32
@@ -101,7 +101,22 @@ class _Unroller(StmtMutator):
         copies = [
             substitute(body, {op.loop_var: const(op.min.value + k, op.loop_var.dtype)}) for k in range(n)
         ]
-        return SeqStmt.flatten(*copies)
+        # each copy defines its own inner loop and let variables (a variable is defined once)
+        return SeqStmt.flatten(copies[0], *(_RenewDefs().visit_stmt(c) for c in copies[1:]))
+
+
+class _RenewDefs(StmtMutator):
+    """A statement whose loop and let variables are new Vars (same names and dtypes)."""
+
+    def visit_For(self, op: For):
+        new = Var(op.loop_var.name, op.loop_var.dtype, op.loop_var.type_annotation)
+        body = self.visit_stmt(substitute(op.body, {op.loop_var: new}))
+        return op.replace(loop_var=new, body=body)
+
+    def visit_LetStmt(self, op: LetStmt):
+        new = Var(op.var.name, op.var.dtype, op.var.type_annotation)
+        body = self.visit_stmt(substitute(op.body, {op.var: new}))
+        return op.replace(var=new, body=body)
 
 
 def _config(options: dict) -> UnrollConfig:

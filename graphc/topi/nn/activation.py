@@ -13,7 +13,7 @@ import math
 from ... import te
 from ...tir import expr as _e
 from ...tir import op as _op
-from ..elemwise import elemwise
+from ..elemwise import elemwise, fast_erf_value
 
 
 def _c(value, like) -> _e.PrimExpr:
@@ -47,9 +47,11 @@ def prelu(x: te.Tensor, slope: te.Tensor, axis: int = 1) -> te.Tensor:
 
 
 def gelu(x: te.Tensor) -> te.Tensor:
-    """`x * Phi(x)` with the exact normal CDF `0.5 * (1 + erf(x / sqrt(2)))`."""
+    """`x * Phi(x)` with the exact normal CDF `0.5 * (1 + erf(x / sqrt(2)))` (float32 through
+    `fast_erf_value`, a formula that vectorizes: after a matmul, libm's erff would cost more
+    than the matmul)."""
     return elemwise(
-        x, lambda v: v * (_c(0.5, v) + _op.erf(v * _c(1 / math.sqrt(2), v)) * _c(0.5, v)), "T_gelu"
+        x, lambda v: v * (_c(0.5, v) + fast_erf_value(v * _c(1 / math.sqrt(2), v)) * _c(0.5, v)), "T_gelu"
     )
 
 
@@ -132,11 +134,24 @@ def _softmax_stages(x: te.Tensor, axis: int):
 
 
 def softmax(x: te.Tensor, axis: int = -1) -> te.Tensor:
-    """`exp(x - max) / sum(exp(x - max))` along `axis`."""
-    axis, shifted, expsum = _softmax_stages(x, axis)
-    return te.compute(
-        x.shape, lambda *i: _op.exp(shifted(*i)) / expsum(*(i[:axis] + i[axis + 1 :])), name="T_softmax_norm"
-    )
+    """`exp(x - max) / sum(exp(x - max))` along `axis`; each exp computed once (`T_softmax_exp`,
+    read by the row sum and the normalisation)."""
+    ndim = len(x.shape)
+    axis %= ndim
+    k1 = te.reduce_axis((_e.const(0, x.shape[axis].dtype), x.shape[axis]), name="k")
+    k2 = te.reduce_axis((_e.const(0, x.shape[axis].dtype), x.shape[axis]), name="k")
+
+    def at(index, k):
+        return tuple(index[:axis]) + (k,) + tuple(index[axis:])
+
+    def row(index):
+        return tuple(index[:axis]) + tuple(index[axis + 1 :])
+
+    red_shape = tuple(d for i, d in enumerate(x.shape) if i != axis)
+    maxelem = te.compute(red_shape, lambda *i: te.max(x(*at(i, k1.var)), axis=k1), name="T_softmax_maxelem")
+    exps = te.compute(x.shape, lambda *i: _op.exp(x(*i) - maxelem(*row(i))), name="T_softmax_exp")
+    expsum = te.compute(red_shape, lambda *i: te.sum(exps(*at(i, k2.var)), axis=k2), name="T_softmax_expsum")
+    return te.compute(x.shape, lambda *i: exps(*i) / expsum(*row(i)), name="T_softmax_norm")
 
 
 def log_softmax(x: te.Tensor, axis: int = -1) -> te.Tensor:

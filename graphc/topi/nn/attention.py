@@ -92,27 +92,39 @@ def attention(query: te.Tensor, key: te.Tensor, value: te.Tensor, bias: te.Tenso
             keep = allowed if keep is None else keep & allowed
         return keep
 
-    def reduce_over_keys(fn, combine, name):
+    def reduce_over_keys(fn, combine, identity, name):
+        # masked keys contribute the reduction's identity (a select, not a `where`: the block
+        # stays `B = B <op> value`, which a schedule can factor into vector partials)
         def f(b, h, i):
             j = te.reduce_axis((zero, seq_len_kv), name="j")
-            return combine(fn(b, h, i, j.var), axis=j, where=valid(b, h, i, j.var))
+            keep = valid(b, h, i, j.var)
+            value = fn(b, h, i, j.var)
+            if keep is not None:
+                value = _e.select(keep, value, identity)
+            return combine(value, axis=j)
 
         return te.compute((batch, num_heads, seq_len), f, name=name)
 
-    row_max = reduce_over_keys(logit, te.max, "T_attention_max")
-    row_sum = reduce_over_keys(
-        lambda b, h, i, j: _op.exp(logit(b, h, i, j) - row_max(b, h, i)), te.sum, "T_attention_sum"
-    )
-
-    def prob(b, h, i, j):
+    row_max = reduce_over_keys(logit, te.max, _op.min_value(dtype), "T_attention_max")
+    def exp_logit(b, h, i, j):  # computed once: the row sums and the weights both read it
         e = _op.exp(logit(b, h, i, j) - row_max(b, h, i))
         keep = valid(b, h, i, j)
-        if keep is None:
-            return e / row_sum(b, h, i)
+        return e if keep is None else _e.select(keep, e, _e.const(0, dtype))
+
+    exps = te.compute(score_shape, exp_logit, name="T_attention_exp")
+
+    def sum_exps(b, h, i):
+        j = te.reduce_axis((zero, seq_len_kv), name="j")
+        return te.sum(exps(b, h, i, j.var), axis=j)
+
+    row_sum = te.compute((batch, num_heads, seq_len), sum_exps, name="T_attention_sum")
+
+    def prob(b, h, i, j):
         total = row_sum(b, h, i)
-        # a row with no key left sums to 0: its weights are all 0 (not 0 / 0)
-        safe = _e.select(total > _e.const(0, dtype), total, _e.const(1, dtype))
-        return _e.select(keep, e, _e.const(0, dtype)) / safe
+        if valid(b, h, i, j) is not None:
+            # a row with no key left sums to 0: its weights are all 0 (not 0 / 0)
+            total = _e.select(total > _e.const(0, dtype), total, _e.const(1, dtype))
+        return exps(b, h, i, j) / total
 
     weights = te.compute(score_shape, prob, name="T_attention_softmax")
 

@@ -32,6 +32,19 @@ def test_small_unroll_loop_is_expanded():
     assert x[:8].tolist() == [0, 0, 1, 1, 1, 1, 0, 0]
 
 
+def test_each_copy_defines_its_own_inner_loop_variables():
+    j = Var("j")
+    inner = For(j, const(0), const(4), ForKind.SERIAL, BufferStore(A, A[j] + 1.0, (j,)))
+    i = Var("i")
+    out = UnrollLoop()(_mod(For(i, const(0), const(3), ForKind.UNROLLED, inner)))["main"]
+    loops = out.body.seq
+    assert len({id(loop.loop_var) for loop in loops}) == 3  # a variable is defined once
+    assert all(loop.body.indices[0] is loop.loop_var for loop in loops)
+    x = np.zeros(64, dtype="float32")
+    run_primfunc(out, x)
+    assert x[:6].tolist() == [3, 3, 3, 3, 0, 0]
+
+
 def test_large_unroll_loop_stays_as_a_hint():
     loop = _loop(64, ForKind.UNROLLED)
     assert UnrollLoop()(_mod(loop))["main"].body is loop

@@ -15,6 +15,17 @@ def test_softmax_rows_sum_to_one(te_run):
     np.testing.assert_allclose(np.exp(te_run([x], topi.nn.log_softmax(x), [a], {N: 3})[0]), out, rtol=1e-5)
 
 
+def test_softmax_computes_each_exp_once(te_run):
+    x = te.placeholder((2, 5, 3), "float32", name="x")
+    out = topi.nn.softmax(x, axis=1)
+    assert sorted(t.name for t in out.op.input_tensors) == ["T_softmax_exp", "T_softmax_expsum"]
+    expsum = next(t for t in out.op.input_tensors if t.name == "T_softmax_expsum")
+    assert [t.name for t in expsum.op.input_tensors] == ["T_softmax_exp"]  # the sum reads the same exps
+    a = np.random.default_rng(1).normal(size=(2, 5, 3)).astype("float32")
+    e = np.exp(a - a.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(te_run([x], out, [a])[0], e / e.sum(axis=1, keepdims=True), rtol=1e-6)
+
+
 def test_relu_family(te_run):
     x = te.placeholder((5,), "float32", name="x")
     a = np.array([-2, -0.5, 0, 0.5, 2], dtype="float32")

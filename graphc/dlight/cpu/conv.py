@@ -1,0 +1,261 @@
+"""`cpu.Conv2d`: convolutions as implicit GEMMs on a register tile of pixels by output channels.
+
+It applies to a function whose one reduction block is a convolution-like implicit GEMM
+(`gemm_roles(..., vector_operand="plain")`: `out[n, o, h, w] += X[n, c, h*s + r, ...] *
+W[o, c, r, ...]`, the weight indexed by plain iters, one output iter `o` only the weight
+uses), the padded input before it (kept materialized: it is read KH*KW times) and
+injective epilogues after it (batch norm, residual add, ReLU). The layout stays NCHW:
+
+    W_packed[o // NR, c, kh, kw, o % NR] = W   # once, at compile time, for a constant weight
+    for (n, o_0, h) in parallel:              # panels of NR output channels, output rows
+        for w_0 in W_out / TW:                # TW pixels of the row
+            acc[TW, NR] = 0                   # stored channels-last: a row of NR is vectors
+            for c, kh, kw:                    # TW broadcasts of X, NR / lanes loads of W
+                for w_1 in unroll(TW):
+                    for o_1 in unroll(NR / lanes):
+                        for o_2 in vectorized(lanes):
+                            acc[w_1, o] += X[n, c, h*s + kh, (w_0*TW + w_1)*s + kw] * W_packed[...]
+            out[n, o_0 tile, h, w_0 tile] = epilogue(acc)
+
+`TW` divides the output width (56 takes 4 pixels by 64 channels, 7 takes 7 by 32) and `NR` the output
+channels; `TW * NR / lanes` accumulators stay at or under 24 (`conv_tile`). The vector runs
+along output channels, so every output size uses full vectors. A weight listed in the
+function's ``layout_free_buffers`` keeps its packing whole at the root, annotated for
+`relax.transform.SplitLayoutRewritePreproc` (a constant weight is then packed once at compile
+time). When the weight panel would not fit a quarter of L2 the input channels are blocked,
+accumulating a whole output row's tile in L1. A grouped convolution (the input read at the
+output channel's group, `o // (O/G)`) is scheduled the same way when a group's channels are
+whole vectors (a panel then stays in one group); depthwise ones are declined.
+
+>>> from graphc import te, topi
+>>> from graphc.target import Target
+>>> x = te.placeholder((1, 32, 14, 14), name="x"); w = te.placeholder((64, 32, 3, 3), name="w")
+>>> func = te.create_prim_func([x, w, topi.nn.conv2d(x, w, padding=1)])
+>>> sch = Conv2d().apply(func, Target("llvm -mcpu=x86-64 -mattr=+avx2,+avx512f"), False)
+>>> [sch.get(lp).kind.value for lp in sch.get_loops(sch.get_block("conv2d_update"))][-3:]
+['unroll', 'unroll', 'vectorized']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...errors import ScheduleError
+from ...ir import DataType
+from ...tir.expr import IntImm
+from ...tir.function import PrimFunc
+from ...tir.schedule import BlockRV, Schedule
+from ..base import ScheduleRule, get_block_info, normalize_prim_func, try_inline
+from ..base.analysis import block_regions, is_output_block
+from .fallback import guarded, schedule_block_generic
+from .gemm_analysis import GemmRoles, gemm_roles
+from .matmul import PREPROC_ANNOTATION, SERIAL_FLOPS, _loops_by_var, _static_product, _vectorize_inner
+from .utils import cache_bytes, output_dtype, vector_lanes, vector_registers
+
+MAX_ACCUMULATORS = 24  # measured: 28 zmm accumulators spill (171 vs 244 GFLOP/s on 3x3 64-ch)
+
+
+@dataclass(frozen=True)
+class ConvTile:
+    """`tw` pixels of an output row by `nv` vectors of `lanes` output channels."""
+
+    tw: int
+    nv: int
+    lanes: int
+
+    @property
+    def nr(self) -> int:
+        return self.nv * self.lanes
+
+
+def conv_tile(width: int, channels: int, lanes: int, registers: int) -> ConvTile | None:
+    """The register tile for an output row of `width` pixels and `channels` output channels.
+
+    Among pixel counts dividing the width and vector counts dividing the channels' vectors,
+    the most accumulators (at most 24 with 32 registers, 12 with 16), then the most vectors.
+
+    >>> conv_tile(56, 64, 16, 32), conv_tile(7, 512, 16, 32), conv_tile(56, 64, 8, 16)
+    (ConvTile(tw=4, nv=4, lanes=16), ConvTile(tw=7, nv=2, lanes=16), ConvTile(tw=2, nv=4, lanes=8))
+    """
+    if channels % lanes:
+        return None
+    vectors = channels // lanes
+    limit = MAX_ACCUMULATORS if registers >= 32 else registers - 4
+    best = None
+    for nv in (4, 3, 2, 1):
+        if vectors % nv:
+            continue
+        for tw in range(min(width, limit // nv), 0, -1):
+            if width % tw == 0:
+                key = (tw * nv, nv)
+                if best is None or key > best[0]:
+                    best = (key, ConvTile(tw, nv, lanes))
+                break
+    return best[1] if best else None
+
+
+class Conv2d(ScheduleRule):
+    """Convolutions (and other implicit GEMMs) with fused epilogues (see the module docstring)."""
+
+    def apply(self, func: PrimFunc, target, tunable: bool) -> Schedule | None:
+        if not isinstance(func, PrimFunc) or not target.is_cpu:
+            return None
+        sch = Schedule(func)
+        infos = normalize_prim_func(sch)
+        if not infos:
+            return None
+        reductions = [i for i in infos if i.reduction_block]
+        if len(reductions) != 1:
+            return None
+        conv = reductions[0].block_rv
+        roles = _roles(sch, conv)
+        if roles is None or roles.plain(roles.a):
+            return None  # plain operands on both sides: a matmul (cpu.Matmul's)
+        if output_dtype(sch, reductions[0]) not in ("float32", "float64"):
+            return None
+        # keep the padded input: inlined, every one of KH*KW reads would test the border
+        keep = {i.name for i in infos if not i.reduction_block and _writes(sch, i.block_rv) is roles.a.buffer}
+        infos = try_inline(sch, keep=keep)
+        if not infos or any(not i.is_injective() for i in infos if i.name != sch.get(conv).name_hint):
+            return None
+        roles = _roles(sch, conv)
+        if roles is None:
+            return None
+        try:
+            schedule_conv(sch, conv, roles, target, _layout_free(func, sch, roles))
+        except ScheduleError:
+            return None
+        names = _block_names(sch)
+        for info in infos[: next(k for k, i in enumerate(infos) if i.reduction_block)]:
+            if info.name in names:  # the padding (and other prologues): parallel, vectorized
+                sch = guarded(sch, schedule_block_generic, get_block_info(sch, info.block_rv), target)
+        return sch
+
+
+def _roles(sch: Schedule, block: BlockRV) -> GemmRoles | None:
+    reads, _ = block_regions(sch.get(block))
+    return gemm_roles(sch.get(block), reads, vector_operand="plain")
+
+
+def _writes(sch: Schedule, block: BlockRV):
+    writes = block_regions(sch.get(block))[1]
+    return writes[0].buffer if len(writes) == 1 else None
+
+
+def _block_names(sch: Schedule) -> list:
+    return [sch.get(b).name_hint for b in sch.get_child_blocks(sch.get_block("root"))]
+
+
+def _layout_free(func: PrimFunc, sch: Schedule, roles: GemmRoles) -> bool:
+    bmap = sch.mod[sch.func_name].buffer_map
+    params = sch.mod[sch.func_name].params
+    return any(0 <= int(i) < len(params) and bmap.get(params[int(i)]) is roles.b.buffer
+               for i in func.attrs.get("layout_free_buffers", ()))  # fmt: skip
+
+
+def schedule_conv(sch: Schedule, conv: BlockRV, roles: GemmRoles, target, layout_free: bool) -> None:
+    """Schedule convolution block `conv` (implicit-GEMM roles `roles`) and its epilogue."""
+    dtype = roles.out.buffer.dtype
+    lanes = vector_lanes(target, dtype)
+    ivs = {iv.var: iv.dom.extent for iv in sch.get(conv).iter_vars}
+    out_idx = list(roles.out.indices)
+    pixel = next((v for v in reversed(out_idx) if v in roles.i_vars), None)
+    channels, width = ivs[roles.j_var], ivs.get(pixel)
+    if pixel is None or not isinstance(channels, IntImm) or not isinstance(width, IntImm):
+        raise ScheduleError("the output channels or the row width is symbolic")
+    # a grouped convolution's tile stays within one group: its broadcasts are the group's inputs
+    tile = conv_tile(width.value, roles.j_group or channels.value, lanes, vector_registers(target))
+    if tile is None:
+        raise ScheduleError("the output channels do not split into whole vectors")
+
+    # accumulate a tile channels-last in registers; the epilogue reads it directly
+    write_back = sch.cache_write(conv, 0, "local")
+    if sch.get_consumers(write_back) and not is_output_block(sch, write_back):
+        sch.compute_inline(write_back)
+    names = _block_names(sch)
+    epilogue = [sch.get_block(n) for n in names[names.index(sch.get(conv).name_hint) + 1 :]]
+
+    loops = _loops_by_var(sch, conv)
+    outer = [loops[v] for v in out_idx if v is not roles.j_var and v is not pixel]
+    reduce = [loops[v] for v in roles.r_vars]
+    o_0, o_1, o_2 = sch.split(loops[roles.j_var], [None, tile.nv, tile.lanes])
+    w_0, w_1 = sch.split(loops[pixel], [None, tile.tw])
+    c_0 = None
+    kc = _channel_block(sch, reduce, tile.nr * DataType(dtype).bits // 8, target)
+    if kc is not None:
+        c_0, c_1 = sch.split(reduce[0], [None, kc])
+        reduce = [c_1, *reduce[1:]]
+    pos = [lp.var for lp in sch.get_loops(conv)]
+    outer.sort(key=lambda lp: pos.index(lp.var))
+    # (n, h) stay outside; a blocked input channel loop goes outside the row's pixel tiles
+    order = [outer[0], o_0, *outer[1:], *([c_0] if c_0 else []), w_0, *reduce, w_1, o_1, o_2]
+    sch.reorder(*order)
+    anchor = w_0 if c_0 is None else (outer[-1] if outer else o_0)
+    for blk in epilogue:
+        sch.reverse_compute_at(blk, anchor)
+    j_pos = out_idx.index(roles.j_var)  # channels last: a row of NR accumulators is whole vectors
+    sch.transform_layout(conv, ("write", 0), lambda *i: (*i[:j_pos], *i[j_pos + 1 :], i[j_pos]))
+    init = sch.decompose_reduction(conv, c_0 or reduce[0])
+    sch.unroll(w_1)
+    sch.unroll(o_1)
+    sch.vectorize(o_2)
+    _vectorize_inner(sch, init, lanes)
+    for blk in epilogue:
+        _vectorize_row(sch, blk, anchor)
+
+    # the weight packed into panels of NR output channels
+    w_index = [r.buffer for r in block_regions(sch.get(conv))[0]].index(roles.b.buffer)
+    pack = sch.cache_read(conv, w_index, "global")
+    b_pos = next(k for k, e in enumerate(roles.b.indices) if e is roles.j_var)
+    nr = tile.nr
+    sch.transform_layout(pack, ("write", 0),
+                         lambda *i: (i[b_pos] // nr, *i[:b_pos], *i[b_pos + 1 :], i[b_pos] % nr))
+    if layout_free:
+        sch.annotate(pack, PREPROC_ANNOTATION, True)
+    _vectorize_inner(sch, pack, lanes)
+
+    flops = _static_product(list(ivs.values()))
+    if flops is None or flops >= SERIAL_FLOPS:
+        par_loops = [outer[0], o_0, *outer[1:]]
+        sch.parallel(par_loops[0] if len(par_loops) == 1 else sch.fuse(*par_loops))
+
+
+def _vectorize_row(sch: Schedule, block: BlockRV, anchor) -> None:
+    """Vectorize an epilogue's innermost loop (a tile's pixels: contiguous in the output) whatever
+    its length: a few lanes beat scalar code, and the tile's rows are short."""
+    loops = sch.get_loops(block)
+    own = loops[[lp.var for lp in loops].index(anchor.var) + 1 :]
+    if not own:
+        return
+    trial = sch.copy()
+    try:
+        ext = trial.get(own[-1]).extent
+        if isinstance(ext, IntImm) and ext.value > 16:
+            _vectorize_inner(trial, block, 16)
+        elif isinstance(ext, IntImm) and ext.value > 1:
+            trial.vectorize(own[-1])
+    except ScheduleError:
+        return
+    sch._mod, sch._trace = trial._mod, trial._trace  # noqa: SLF001 - adopt the trial's state
+
+
+def _channel_block(sch: Schedule, reduce: list, panel_row_bytes: int, target) -> int | None:
+    """A block of the outer reduce loop (input channels) when the weight panel (all of K by NR
+    channels) would not fit a quarter of L2: about an eighth of L2's worth of K."""
+    extents = [sch.get(lp).extent for lp in reduce]
+    if not all(isinstance(e, IntImm) for e in extents) or len(reduce) < 1:
+        return None
+    per_channel = panel_row_bytes
+    for e in extents[1:]:
+        per_channel *= e.value
+    channels, l2 = extents[0].value, cache_bytes(target, 2)
+    if channels * per_channel <= l2 // 4:
+        return None
+    want = max(1, l2 // 8 // per_channel)
+    for kc in range(min(want, channels - 1), max(1, want // 2) - 1, -1):
+        if kc >= 1 and channels % kc == 0:
+            return kc
+    return None
+
+
+__all__ = ["Conv2d", "ConvTile", "conv_tile", "schedule_conv"]

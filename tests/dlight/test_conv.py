@@ -1,0 +1,117 @@
+"""cpu.Conv2d: convolutions against the unscheduled build over random shapes, strides, padding
+and dilation; the register tile; epilogues; weight packing; grouped convolutions; depthwise
+ones left to the other rules (and still right)."""
+
+import dlight_programs as P
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import graphc
+from graphc import dlight, te, tir, topi
+from graphc.dlight.cpu.conv import ConvTile, conv_tile
+from graphc.dlight.cpu.matmul import PREPROC_ANNOTATION
+
+RULE = dlight.cpu.Conv2d()
+
+
+def conv_program(c, o, h, w, k, stride=1, pad=0, dilation=1, groups=1, epilogue=False):
+    x = te.placeholder((1, c, h, w), name="x")
+    wt = te.placeholder((o, c // groups, k, k), name="w")
+    y = topi.nn.conv2d(x, wt, strides=stride, padding=pad, dilation=dilation, groups=groups)
+    args = [x, wt]
+    if epilogue:  # inference batch norm, residual add, ReLU
+        scale, shift = te.placeholder((o,), name="scale"), te.placeholder((o,), name="shift")
+        res = te.placeholder(y.shape, name="res")
+        bn = te.compute(y.shape, lambda n, q, i, j: y(n, q, i, j) * scale(q) + shift(q), name="bn")
+        y = te.compute(y.shape, lambda *i: te.max(bn(*i) + res(*i), 0.0), name="out")
+        args += [scale, shift, res]
+    return te.create_prim_func([*args, y])
+
+
+def check_against_unscheduled(func, mod):
+    arrays = []
+    for p in func.params[:-1]:
+        arrays.append(P.RNG.standard_normal([int(d) for d in func.buffer_map[p].shape]).astype("float32"))
+    out = func.buffer_map[func.params[-1]]
+    want = np.empty([int(d) for d in out.shape], "float32")
+    got = np.empty_like(want)
+    graphc.build(func)["main"](*arrays, want)
+    graphc.build(mod)["main"](*arrays, got)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+
+
+def _apply(func, target=P.AVX512):
+    sch = RULE.apply(func, target, False)
+    assert isinstance(sch, tir.Schedule)
+    return sch
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    c=st.integers(1, 20),
+    o=st.sampled_from([16, 32, 48, 64]),
+    h=st.integers(3, 17),
+    w=st.integers(3, 17),
+    k=st.sampled_from([1, 2, 3, 5]),
+    stride=st.integers(1, 3),
+    pad=st.integers(0, 2),
+    dilation=st.integers(1, 2),
+    epilogue=st.booleans(),
+)
+def test_random_convolutions_match_the_unscheduled_build(c, o, h, w, k, stride, pad, dilation, epilogue):
+    if (min(h, w) + 2 * pad - dilation * (k - 1) - 1) // stride + 1 < 1:
+        return  # no output
+    func = conv_program(c, o, h, w, k, stride, pad, dilation, epilogue=epilogue)
+    check_against_unscheduled(func, _apply(func).mod)
+
+
+def test_resnet_layers_on_avx2_and_avx512():
+    for shape in [(64, 64, 14, 14, 3, 1, 1), (32, 64, 16, 16, 1, 2, 0), (3, 16, 23, 23, 7, 2, 3)]:
+        func = conv_program(*shape, epilogue=True)
+        for target in (P.AVX2, P.AVX512):
+            check_against_unscheduled(func, _apply(func, target).mod)
+
+
+def test_register_tile_covers_rows_and_channel_vectors():
+    assert conv_tile(56, 64, 16, 32) == ConvTile(4, 4, 16)
+    assert conv_tile(7, 512, 16, 32) == ConvTile(7, 2, 16)  # a 7-pixel row: 7 x 32 channels
+    assert conv_tile(13, 48, 16, 32) == ConvTile(13, 1, 16)  # a prime width: the whole row
+    assert conv_tile(56, 24, 16, 32) is None  # 24 channels are not whole vectors
+    sch = _apply(conv_program(16, 64, 9, 14, 3, pad=1, epilogue=True))
+    assert P.loop_kinds(sch, "conv2d_update")[-3:] == ["unroll", "unroll", "vectorized"]
+    assert [int(e) for e in P.loop_extents(sch, "conv2d_update")[-3:]] == [7, 2, 16]
+    # the padded input stays materialized; the epilogue runs on each tile from the accumulators
+    assert "pad_temp" in [sch.get(b).name_hint for b in sch.get_child_blocks(sch.get_block("root"))]
+    out = sch.get(sch.get_block("out"))
+    assert any(r.buffer.scope == "local" for r in out.reads)
+
+
+def test_weight_packing_is_marked_for_the_layout_rewrite_when_layout_free():
+    func = conv_program(8, 32, 8, 8, 3, pad=1)
+    pack = sch_pack = _apply(func.with_attr("layout_free_buffers", [1]))
+    block = sch_pack.get(sch_pack.get_block("w_global"))
+    assert block.annotations.get(PREPROC_ANNOTATION)
+    assert [int(d) for d in block.writes[0].buffer.shape] == [1, 8, 3, 3, 32]  # [O/NR, C, KH, KW, NR]
+    assert PREPROC_ANNOTATION not in _apply(func).get(pack.get_block("w_global")).annotations
+
+
+def test_grouped_convolutions_with_whole_vectors_per_group():
+    for groups, c, o, stride in [(2, 16, 32, 1), (4, 12, 64, 2)]:  # 16 output channels per group
+        func = conv_program(c, o, 11, 12, 3, stride, pad=1, groups=groups, epilogue=True)
+        sch = _apply(func)
+        assert [int(e) for e in P.loop_extents(sch, "conv2d_update")[-2:]] == [1, 16]  # one group's panel
+        check_against_unscheduled(func, sch.mod)
+
+
+def test_depthwise_and_narrow_groups_are_left_to_the_other_rules():
+    for groups, c, o in [(4, 16, 32), (16, 16, 16)]:  # 8 channels per group, depthwise
+        func = conv_program(c, o, 12, 12, 3, pad=1, groups=groups)
+        assert RULE.apply(func, P.AVX512, False) is None
+        with graphc.target.Target("llvm"):
+            check_against_unscheduled(func, dlight.default_schedule()(graphc.IRModule({"main": func})))
+
+
+def test_declines_matmuls_and_is_in_the_cpu_defaults():
+    assert RULE.apply(P.matmul()[0], P.AVX512, False) is None
+    assert "Conv2d" in [r.name for r in dlight.default_rules("llvm")]
