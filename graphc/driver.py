@@ -106,6 +106,8 @@ def compile(model, target="llvm", *, example_inputs=None, dynamic_shapes=None, p
     operators), `InlinePermuteIntoConsumers` (kernels read transposed weights in place instead
     of copying them), the target's default schedules (`dlight`), and `relax.build` (VM
     lowering, kernel compilation, bytecode). `params` binds `main`'s weight parameters as constants.
+    The result is cached on disk (`graphc.compile_cache`): compiling the same module for the same
+    target again loads it. A long compile draws a progress bar on a terminal.
 
     >>> import graphc
     >>> graphc.compile(object())
@@ -113,6 +115,10 @@ def compile(model, target="llvm", *, example_inputs=None, dynamic_shapes=None, p
       ...
     TypeError: graphc.compile expects a Relax IRModule, a torch ExportedProgram or a torch.nn.Module ...
     """
+    import time
+
+    from . import compile_cache
+    from .progress import CompileProgress
     from .relax.pipeline import get_pipeline
     from .relax.transform import InlinePermuteIntoConsumers
     from .relax.vm_build import build as vm_build
@@ -125,14 +131,23 @@ def compile(model, target="llvm", *, example_inputs=None, dynamic_shapes=None, p
         from .relax.transform import BindParams
 
         mod = BindParams("main", params)(mod)  # before the pipeline, so weight transforms fold away
-    if pipeline is not None:
-        mod = pipeline(mod)
-    elif _has_high_level_calls(mod):
-        mod = get_pipeline("zero")(mod)
-    mod = InlinePermuteIntoConsumers()(mod)  # no transposed weight copies on every call
-    with target:
-        mod = dlight.default_schedule(target)(mod)
-    return vm_build(mod, target, **kwargs)
+    key = compile_cache.compile_key(mod, target, pipeline, kwargs)
+    exe = compile_cache.load(key) if key is not None else None
+    if exe is not None:
+        return exe
+    start = time.perf_counter()
+    with CompileProgress():
+        if pipeline is not None:
+            mod = pipeline(mod)
+        elif _has_high_level_calls(mod):
+            mod = get_pipeline("zero")(mod)
+        mod = InlinePermuteIntoConsumers()(mod)  # no transposed weight copies on every call
+        with target:
+            mod = dlight.default_schedule(target)(mod)
+        exe = vm_build(mod, target, **kwargs)
+    if key is not None and time.perf_counter() - start >= compile_cache.MIN_SECONDS:
+        compile_cache.store(key, exe)
+    return exe
 
 
 def _model_to_module(model, example_inputs=None, dynamic_shapes=None) -> IRModule:

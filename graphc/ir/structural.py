@@ -132,9 +132,10 @@ def _text(x) -> str:
 
 
 class _Hasher:
-    def __init__(self):
+    def __init__(self, digest_size: int = 8, array_bytes=None):
         self.var_index: dict[int, int] = {}
-        self.out = hashlib.blake2b(digest_size=8)
+        self.out = hashlib.blake2b(digest_size=digest_size)
+        self.array_bytes = array_bytes or (lambda a: a.tobytes())
 
     def feed(self, tag: str, payload: bytes = b"") -> None:
         self.out.update(tag.encode())
@@ -148,7 +149,7 @@ class _Hasher:
                 self.feed("f", struct.pack("<d", x))
             return
         if isinstance(x, np.ndarray):
-            self.feed("ndarray", str((x.shape, x.dtype.str)).encode() + x.tobytes())
+            self.feed("ndarray", str((x.shape, x.dtype.str)).encode() + self.array_bytes(x))
             return
         if isinstance(x, tuple | list):
             self.feed("seq", str(len(x)).encode())
@@ -187,7 +188,7 @@ class _Hasher:
             for field in _fields(type(x)):
                 self.visit(getattr(x, field))
         elif hasattr(x, "numpy"):
-            self.visit(x.numpy())
+            self.visit(np.asarray(x) if hasattr(x, "__array__") else x.numpy())  # no copy on the host
         else:
             self.feed("opaque", repr(x).encode())
 
@@ -197,3 +198,18 @@ def structural_hash(x) -> int:
     hasher = _Hasher()
     hasher.visit(x)
     return int.from_bytes(hasher.out.digest(), "little")
+
+
+def structural_digest(x, array_bytes=None) -> bytes:
+    """A 32-byte `structural_hash`, for keys that must not collide (the compile cache).
+
+    `array_bytes(a)` gives the bytes that stand for the numpy array `a` (default: all its
+    bytes; a digest of them is as good and may be computed faster).
+
+    >>> from graphc import tir
+    >>> len(structural_digest(tir.Var("i") * 2))
+    32
+    """
+    hasher = _Hasher(32, array_bytes)
+    hasher.visit(x)
+    return hasher.out.digest()
