@@ -153,7 +153,8 @@ def resnet(depth: int):
     if depth == 18:
         config = ResNetConfig(layer_type="basic", depths=[2, 2, 2, 2], hidden_sizes=[64, 128, 256, 512])
     else:
-        config = ResNetConfig(layer_type="bottleneck", depths=[3, 4, 6, 3], hidden_sizes=[256, 512, 1024, 2048])
+        config = ResNetConfig(layer_type="bottleneck", depths=[3, 4, 6, 3],
+                              hidden_sizes=[256, 512, 1024, 2048])
     model = ResNetForImageClassification(config)
     return _LastHidden.wrap(model, "logits"), [
         np.random.default_rng(0).standard_normal((1, 3, 224, 224), dtype=np.float32)]
@@ -162,7 +163,8 @@ def resnet(depth: int):
 def light_onnx(name: str):
     import onnx
 
-    path = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light", f"light_{name}.onnx")
+    light = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light")
+    path = os.path.join(light, f"light_{name}.onnx")
     model = onnx.load(path)
     inputs = []
     initializers = {i.name for i in model.graph.initializer}
@@ -444,7 +446,8 @@ def render(results: list[Result], peak: float, peak_how: str, header: str) -> st
     p(f"measured peak: {peak:.0f} GFLOP/s ({peak_how})")
     p()
     p(f"{'model':14s} {'eager ms':>9s} {'t.compile':>9s} {'ORT ms':>9s} {'graphc ms':>9s} {'g/ORT':>6s} "
-      f"{'g/eager':>7s} {'import s':>8s} {'cold s':>7s} {'warm s':>7s} {'floor ms':>8s}  agree (vs eager/ORT)")
+      f"{'g/eager':>7s} {'import s':>8s} {'cold s':>7s} {'warm s':>7s} {'floor ms':>8s}  "
+      "agree (vs eager/ORT)")
     for r in results:
         med = {k: v["median"] for k, v in r.latency.items()}
         g, o, e = med.get("graphc"), med.get("ort"), med.get("eager")
@@ -459,10 +462,12 @@ def render(results: list[Result], peak: float, peak_how: str, header: str) -> st
     p("graphc's top kernels (share of a profiled call, mean time per call, GFLOP/s, % of peak):")
     for r in results:
         total = r.total_flops / 1e9
-        p(f"  {r.name}: {total:.2f} GFLOP in all; peer compile s: "
-          + ", ".join(f"{k} {v:.1f}" for k, v in r.compile_s.items() if k in ("torch.compile", "onnx export")))
+        peer_compiles = [f"{k} {v:.1f}" for k, v in r.compile_s.items()
+                         if k in ("torch.compile", "onnx export")]
+        p(f"  {r.name}: {total:.2f} GFLOP in all; peer compile s: " + ", ".join(peer_compiles))
         for name, share, mean, calls, rate in r.kernels:
-            rate_text = f"{rate:7.1f} GFLOP/s {rate / peak * 100:5.1f}%" if rate else "      - (no FLOPs counted)"
+            rate_text = (f"{rate:7.1f} GFLOP/s {rate / peak * 100:5.1f}%" if rate
+                         else "      - (no FLOPs counted)")
             p(f"    {share * 100:5.1f}%  {mean * 1e3:9.3f} ms x{calls:<3d} {rate_text}  {name}")
         for note in r.notes:
             p(f"    note: {note}")
@@ -511,7 +516,8 @@ def main(argv=None) -> None:
                 failed = Result(spec.name)
                 failed.notes.append(f"failed: {type(err).__name__}: {str(err)[:300]}")
                 results.append(failed)
-    header = (f"host {llvm.get_host_cpu_name()}, {os.cpu_count()} cores, {threads} threads (graphc, torch, ORT); "
+    header = (f"host {llvm.get_host_cpu_name()}, {os.cpu_count()} cores, "
+              f"{threads} threads (graphc, torch, ORT); "
               f"torch {torch.__version__}; load average {load_before[0]:.2f} before, "
               f"{os.getloadavg()[0]:.2f} after")
     text = render(results, peak, peak_how, header)

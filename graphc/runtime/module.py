@@ -71,9 +71,11 @@ def _jit_target_machine(target: dict, shared: bool = True):
 class Module:
     """Compiled kernels: `mod["name"](*args)`, `mod(*args)`, `mod.get_source("ll"|"asm")`."""
 
-    def __init__(self, object_code: bytes, functions: list[dict], target: dict,
-                 ll_source: str | None = None, load: bool = True):
-        self.object_code = bytes(object_code)
+    def __init__(self, object_code: bytes | list[bytes], functions: list[dict], target: dict,
+                 ll_source: str | list[str] | None = None, load: bool = True):
+        # the code may come as several object files (compiled in parallel), each with its IR
+        self.objects = [bytes(o) for o in (object_code if isinstance(object_code, list) else [object_code])]
+        self.object_code = self.objects[0]
         self.functions = {meta["name"]: meta for meta in functions}
         self.target = dict(target)
         self._ll = ll_source
@@ -86,7 +88,8 @@ class Module:
     def _load(self) -> None:
         ensure_jit()
         engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), _jit_target_machine(self.target, False))
-        engine.add_object_file(llvm.ObjectFileRef.from_data(self.object_code))
+        for obj in self.objects:
+            engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
         engine.finalize_object()
         self._engine = engine
 
@@ -133,12 +136,13 @@ class Module:
         """The optimized LLVM IR ("ll") or the target assembly ("asm", "s")."""
         if self._ll is None:
             raise GraphcError("this module was loaded without its LLVM IR; rebuild it to inspect source")
+        parts = self._ll if isinstance(self._ll, list) else [self._ll]
         if fmt in ("ll", "llvm", ""):
-            return self._ll
+            return "\n".join(parts)
         if fmt in ("asm", "s"):
             ensure_jit()
-            llmod = llvm.parse_assembly(self._ll)
-            return _jit_target_machine(self.target).emit_assembly(llmod)
+            machine = _jit_target_machine(self.target)
+            return "\n".join(machine.emit_assembly(llvm.parse_assembly(p)) for p in parts)
         raise ValueError(f"unknown source format {fmt!r}; expected 'll' or 'asm'")
 
     def time_evaluator(self, func_name: str, dev=None, number: int = 10, repeat: int = 1,
@@ -155,9 +159,11 @@ class Module:
 
     # -- serialisation --------------------------------------------------------------------------
     def to_bytes(self) -> bytes:
-        header = json.dumps({"functions": list(self.functions.values()), "target": self.target,
-                             "ll": self._ll}).encode()
-        return _MAGIC + struct.pack("<Q", len(header)) + header + self.object_code
+        fields = {"functions": list(self.functions.values()), "target": self.target, "ll": self._ll}
+        if len(self.objects) > 1:
+            fields["objects"] = [len(o) for o in self.objects]  # the object files, one after another
+        header = json.dumps(fields).encode()
+        return _MAGIC + struct.pack("<Q", len(header)) + header + b"".join(self.objects)
 
     @staticmethod
     def from_bytes(data: bytes) -> Module:
@@ -166,7 +172,12 @@ class Module:
         (size,) = struct.unpack_from("<Q", data, len(_MAGIC))
         start = len(_MAGIC) + 8
         header = json.loads(data[start:start + size])
-        return Module(data[start + size:], header["functions"], header["target"], header["ll"])
+        code = data[start + size:]
+        objects = []
+        for n in header.get("objects", [len(code)]):
+            objects.append(code[:n])
+            code = code[n:]
+        return Module(objects, header["functions"], header["target"], header["ll"])
 
     def save(self, path) -> None:
         with open(path, "wb") as f:
