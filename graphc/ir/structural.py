@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import hashlib
+import math
 import struct
 
 import numpy as np
@@ -58,7 +59,9 @@ class _Equal:
             if isinstance(a, int | float) and isinstance(b, int | float) and not isinstance(a, bool):
                 return a == b
             return False
-        if isinstance(a, str | int | float | bool | type(None) | enum.Enum):
+        if isinstance(a, float):
+            return a == b or (math.isnan(a) and math.isnan(b))  # a NaN constant equals a NaN constant
+        if isinstance(a, str | int | bool | type(None) | enum.Enum):
             return a == b
         if isinstance(a, np.ndarray):
             return a.shape == b.shape and a.dtype == b.dtype and bool(np.array_equal(a, b))
@@ -171,7 +174,8 @@ class _Hasher:
 
     def float_leaf(self, x) -> None:
         self.feed(type(x).__name__, repr(x).encode())
-        self.feed("f", struct.pack("<d", x))
+        if not math.isnan(x):  # every NaN is equal (and repr "nan")
+            self.feed("f", struct.pack("<d", x))
 
     def ndarray(self, x) -> None:
         self.feed("ndarray", str((x.shape, x.dtype.str)).encode() + self.array_bytes(x))
