@@ -396,8 +396,8 @@ def run_model(spec: Model, peers: tuple, args, workdir: str) -> Result:
 
     # graphc's top kernels: their share of a profiled call and their GFLOP/s
     flops = kernel_flops(mod)
-    result.total_flops = sum(flops.values())
     report = vm.profile("main", *g_inputs)
+    result.total_flops = sum(flops.get(r.name, 0) * r.calls for r in report.rows if r.kind == "kernel")
     for row in [r for r in report.rows if r.kind == "kernel"][:args.top]:
         f = flops.get(row.name)
         rate = f * row.calls / row.total / 1e9 if f and row.total else None
