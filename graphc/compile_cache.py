@@ -8,8 +8,9 @@ same model again, in any process, then loads the executable instead of rebuildin
 
 Entries live in the object cache's directory (`graphc.target.cache.cache_dir()`, under
 `exe/`); `GRAPHC_CACHE=0` turns both off. Only compiles that took at least `MIN_SECONDS`
-are stored, and the directory is kept under `GRAPHC_CACHE_MAX_BYTES` (default 4 GiB) by
-removing the least recently used entries. Entries are written atomically (temporary file
+are stored (on a background thread: the compile returns while its entry is written), and the
+directory is kept under `GRAPHC_CACHE_MAX_BYTES` (default 4 GiB) by removing the least
+recently used entries. Entries are written atomically (temporary file
 and rename) and are read without their checksum: the cache wrote them itself, and a
 truncated or otherwise unreadable entry counts as a miss. `STATS` counts hits, misses and
 stores.
@@ -138,6 +139,7 @@ def load(key: str):
     """The cached executable for `key`, or None (a miss, an unreadable entry, caching off)."""
     from .vm.executable import Executable, ExecutableFormatError
 
+    wait()
     path = entry_path(key)
     if path is None:
         return None
@@ -153,7 +155,10 @@ def load(key: str):
 
 def store(key: str, exe) -> None:
     """Write `exe` under `key` atomically, then trim the cache; failures to write are ignored."""
-    path = entry_path(key)
+    _write(entry_path(key), exe, max_bytes())
+
+
+def _write(path: Path | None, exe, limit: int) -> None:
     if path is None:
         return
     try:
@@ -167,9 +172,32 @@ def store(key: str, exe) -> None:
             if os.path.exists(tmp):
                 os.unlink(tmp)
         STATS["stores"] += 1
-        trim(path.parent, keep=path)
+        trim(path.parent, keep=path, limit=limit)
     except OSError:
         pass
+
+
+_PENDING: list[threading.Thread] = []
+
+
+def store_in_background(key: str, exe) -> None:
+    """`store` on a thread, so the compile returns while the entry is written (hashing and
+    writing release the GIL); the interpreter waits for it at exit, `load` and `wait` before."""
+    # where and how much, decided now: the environment may change before the thread runs
+    thread = threading.Thread(target=_write, args=(entry_path(key), exe, max_bytes()),
+                              name="graphc-cache-store")
+    with _LOCK:
+        _PENDING.append(thread)
+    thread.start()
+
+
+def wait() -> None:
+    """Wait until the entries being written in the background are written."""
+    with _LOCK:
+        pending = list(_PENDING)
+        _PENDING.clear()
+    for thread in pending:
+        thread.join()
 
 
 def max_bytes() -> int:
@@ -179,8 +207,9 @@ def max_bytes() -> int:
         return _DEFAULT_MAX_BYTES
 
 
-def trim(directory: Path, keep: Path | None = None) -> None:
-    """Remove the least recently used entries until the directory is under `max_bytes()`."""
+def trim(directory: Path, keep: Path | None = None, limit: int | None = None) -> None:
+    """Remove the least recently used entries until the directory is under `limit` bytes
+    (default `max_bytes()`)."""
     entries = []
     for path in directory.glob(f"*{_SUFFIX}"):
         try:
@@ -188,7 +217,7 @@ def trim(directory: Path, keep: Path | None = None) -> None:
         except OSError:
             continue
         entries.append((st.st_mtime, st.st_size, path))
-    total, limit = sum(e[1] for e in entries), max_bytes()
+    total, limit = sum(e[1] for e in entries), max_bytes() if limit is None else limit
     for _, size, path in sorted(entries, key=lambda e: e[0]):
         if total <= limit:
             break
@@ -202,4 +231,4 @@ def trim(directory: Path, keep: Path | None = None) -> None:
 
 
 __all__ = ["MIN_SECONDS", "STATS", "cache_directory", "cache_key", "compile_key", "compiler_digest", "load",
-           "module_digest", "store"]
+           "module_digest", "store", "store_in_background", "wait"]

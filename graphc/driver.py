@@ -146,7 +146,7 @@ def compile(model, target="llvm", *, example_inputs=None, dynamic_shapes=None, p
             mod = dlight.default_schedule(target)(mod)
         exe = vm_build(mod, target, **kwargs)
     if key is not None and time.perf_counter() - start >= compile_cache.MIN_SECONDS:
-        compile_cache.store(key, exe)
+        compile_cache.store_in_background(key, exe)
     return exe
 
 
