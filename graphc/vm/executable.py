@@ -303,7 +303,7 @@ def _encode_const(c, blob) -> dict:
         data = np.asarray(c) if c.device.device_type == "cpu" else c.numpy()
         return {"t": "tensor", "dtype": c.dtype, "shape": list(c.shape),
                 "device": [c.device.device_type, c.device.index],
-                "blob": blob(memoryview(np.ascontiguousarray(data)).cast("B"))}
+                "blob": blob(np.ascontiguousarray(data).reshape(-1).view(np.uint8))}  # no copy
     if isinstance(c, ShapeTuple):
         return {"t": "shape", "v": [int(d) for d in c]}
     if isinstance(c, DataType):

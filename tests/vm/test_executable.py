@@ -157,3 +157,19 @@ def test_a_saved_executable_runs_without_the_compiler(exe, tmp_path):
         "assert not loaded, loaded\n"
     )
     subprocess.run([sys.executable, "-c", script], check=True, timeout=120)
+
+
+@pytest.mark.parametrize("value", [np.ones((), "float64"), np.array([True, False]),
+                                   np.arange(3, dtype="float16"), np.zeros((0, 3), "float32")])
+def test_every_kind_of_tensor_constant_round_trips(value, tmp_path):
+    from graphc.vm.bytecode import Arg, FuncEntry, Ret
+
+    exe = Executable([FuncEntry("vm", "main", ["x"], 1, [Ret(Arg.const(0))])], [graphc.runtime.tensor(value)])
+    path = tmp_path / "c.gvm"
+    exe.export_library(path)
+    copies = [Executable.from_bytes(exe.to_bytes()), Executable.load(path),
+              Executable.load(path, map_file=True)]
+    for loaded in copies:
+        const = loaded.constants[0]
+        assert const.shape == value.shape and const.dtype == str(value.dtype)
+        np.testing.assert_array_equal(const.numpy(), value)
