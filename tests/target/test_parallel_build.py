@@ -62,3 +62,13 @@ def test_the_worker_reports_llvm_errors():
     object_compiler.POOL.submit(worker, ("define i32 @g() {\n  ret i32 1\n}\n", "", "", "", 3))
     obj, ll = object_compiler.POOL.result(worker)  # the worker survives a rejected module
     assert obj and "ret i32 1" in ll
+
+
+def test_parts_no_worker_could_take_are_compiled_here(in_parts, monkeypatch):
+    def unreachable(count):
+        raise OSError("no worker")
+
+    monkeypatch.setattr(object_compiler.POOL, "ensure", unreachable)
+    lib = graphc.build(scale_module(3), "llvm")
+    assert len(lib.objects) == 3
+    check(lib, 3)

@@ -143,19 +143,27 @@ def compile_many(texts: list[str], target) -> list[tuple[bytes, str]]:
         return results
     request = (target.triple, target.mcpu, machine_features(target), target.opt_level)
     mine, theirs = missing[0], missing[1:]
-    workers = object_compiler.POOL.ensure(len(theirs)) if theirs else []
-    for worker, i in zip(workers, theirs):
-        object_compiler.POOL.submit(worker, (texts[i], *request))
+    sent = []  # (worker, index) of the parts handed to a worker
+    try:
+        workers = object_compiler.POOL.ensure(len(theirs)) if theirs else []
+        for worker, i in zip(workers, theirs):
+            object_compiler.POOL.submit(worker, (texts[i], *request))
+            sent.append((worker, i))
+    except OSError:  # no worker could be started or reached: the rest is compiled here
+        pass
     try:
         results[mine] = _compile_here(texts[mine], target)
     finally:
-        for worker, i in zip(workers, theirs):
+        for worker, i in sent:
             try:
                 results[i] = object_compiler.POOL.result(worker)
             except RuntimeError as err:
                 raise CodegenError(f"LLVM rejected the generated IR: {err}") from err
             except (EOFError, OSError):  # the worker died: compile it here
                 results[i] = _compile_here(texts[i], target)
+    for i in missing:
+        if results[i] is None:
+            results[i] = _compile_here(texts[i], target)
     for i in missing:
         cache.store(keys[i], results[i][0], {"ll": results[i][1], "target": resolved})
     return results
