@@ -22,12 +22,13 @@ import time
 from .ir.instrument import PassInstrument
 
 # Where each stage begins, as a fraction of a typical compile (the bar's position); the
-# passes of the TIR lowering count from 0.40 to 0.55, LLVM (no passes) takes the rest.
+# kernels' TIR lowering counts from 0.40 to 0.55, LLVM (no passes) takes the rest.
 _MILESTONES = {
     "LegalizeOps": 0.02, "AnnotateTIROpPattern": 0.12, "FoldConstant": 0.13, "FuseOps": 0.14,
     "FuseTIR": 0.22, "InlinePermuteIntoConsumers": 0.24, "ApplyDefaultSchedule": 0.25,
-    "VMLoweringPipeline": 0.32, "tir.lower": 0.40,
+    "VMLoweringPipeline": 0.32,
 }
+_LOWER = 0.40  # kernels lowered one at a time (the `progress` callback counts them)
 _LLVM = 0.55
 _WIDTH = 24
 
@@ -35,13 +36,14 @@ _WIDTH = 24
 class CompileProgress(PassInstrument):
     """Draws the progress of the passes run while it is active (a context manager)."""
 
-    def __init__(self, stream=None, delay: float = 1.0, force: bool | None = None, label="graphc.compile"):
+    def __init__(self, stream=None, delay: float = 1.0, force: bool | None = None, label="graphc.compile",
+                 enabled: bool = True):
         self.stream = stream if stream is not None else sys.stderr
         setting = os.environ.get("GRAPHC_PROGRESS", "").strip()
         if force is None:
             force = setting == "1"
         tty = getattr(self.stream, "isatty", lambda: False)()
-        self.enabled = setting != "0" and (force or tty)
+        self.enabled = enabled and setting != "0" and (force or tty)
         self.delay, self.label = delay, label
         self.start = 0.0
         self.depth = 0
@@ -92,6 +94,15 @@ class CompileProgress(PassInstrument):
         self.stream.flush()
         self.drawn = True
 
+    def __call__(self, message: str, done: int, total: int) -> None:
+        """`graphc.compile`'s `progress(message, done, total)` callback: its steps between passes."""
+        if message.startswith("lowering kernels") and total:
+            self.stage(f"lowering kernels {done}/{total}", _LOWER + (_LLVM - _LOWER) * done / total)
+        elif message.startswith("generating machine code"):
+            self.stage("LLVM: optimizing and emitting machine code", _LLVM)
+        else:
+            self.stage(message)
+
     # -- the pass instrument -------------------------------------------------------------------
     def run_before_pass(self, mod, info) -> None:
         self.depth += 1
@@ -100,8 +111,6 @@ class CompileProgress(PassInstrument):
 
     def run_after_pass(self, mod, info) -> None:
         self.depth -= 1
-        if info.name == "tir.lower":
-            self.stage("LLVM: optimizing and emitting machine code", _LLVM)
 
 
 __all__ = ["CompileProgress"]
