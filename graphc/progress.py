@@ -49,6 +49,7 @@ class CompileProgress(PassInstrument):
         self.depth = 0
         self.fraction = 0.0
         self.text = ""
+        self.phase, self.last_phase = "", False  # the step graphc.compile last reported
         self.drawn = False
 
     # -- as a context manager ----------------------------------------------------------------
@@ -95,19 +96,25 @@ class CompileProgress(PassInstrument):
         self.drawn = True
 
     def __call__(self, message: str, done: int, total: int) -> None:
-        """`graphc.compile`'s `progress(message, done, total)` callback: its steps between passes."""
-        if message.startswith("lowering kernels") and total:
-            self.stage(f"lowering kernels {done}/{total}", _LOWER + (_LLVM - _LOWER) * done / total)
-        elif message.startswith("generating machine code"):
-            self.stage("LLVM: optimizing and emitting machine code", _LLVM)
+        """`graphc.compile`'s `progress(message, done, total)` callback: the step its passes belong to."""
+        if message.startswith("generating machine code"):
+            self.phase, self.last_phase = "LLVM: optimizing and emitting machine code", True
+            self.stage(self.phase, _LLVM)
+        elif message.startswith("lowering kernels") and total:
+            self.phase = f"lowering kernels {done}/{total}"
+            self.stage(self.phase, _LOWER + (_LLVM - _LOWER) * done / total)
         else:
+            self.phase = message
             self.stage(message)
 
     # -- the pass instrument -------------------------------------------------------------------
     def run_before_pass(self, mod, info) -> None:
         self.depth += 1
         milestone = _MILESTONES.get(info.name)
-        self.stage(info.name, milestone)
+        if self.last_phase:  # the passes left before LLVM are quick: the phase says what takes time
+            self.stage(self.phase, milestone)
+        else:
+            self.stage(f"{self.phase}: {info.name}" if self.phase else info.name, milestone)
 
     def run_after_pass(self, mod, info) -> None:
         self.depth -= 1
