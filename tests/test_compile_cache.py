@@ -52,6 +52,22 @@ def test_the_second_compile_loads_the_first_ones_executable(cache):
     assert len(list(cache.glob("*.gvm"))) == 1
 
 
+def test_a_loaded_executable_returns_what_the_model_returns(cache):
+    torch = pytest.importorskip("torch")
+
+    class Structured(torch.nn.Module):
+        def forward(self, x):
+            return {"sum": x + 1, "pair": (x * 2, x - 1)}
+
+    x = torch.arange(3, dtype=torch.float32)
+    compile_and_store(Structured(), example_inputs=(x,))
+    loaded = compile_and_store(Structured(), example_inputs=(x,))
+    assert compile_cache.STATS["hits"] == 1
+    out = loaded(x.numpy())
+    assert sorted(out) == ["pair", "sum"] and isinstance(out["pair"], tuple)
+    np.testing.assert_array_equal(out["pair"][1].numpy(), x.numpy() - 1)
+
+
 def test_constants_target_and_options_are_part_of_the_key(cache):
     compile_and_store(scale_module(2.0), "llvm")
     compile_and_store(scale_module(3.0), "llvm")
