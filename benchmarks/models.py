@@ -525,6 +525,8 @@ def main(argv=None) -> None:
                 failed = Result(spec.name)
                 failed.notes.append(f"failed: {type(err).__name__}: {str(err)[:300]}")
                 results.append(failed)
+            if args.json:  # what is done so far survives an interrupted run
+                _write_json(args.json, "(partial run)", peak, results)
     header = (f"host {llvm.get_host_cpu_name()}, {os.cpu_count()} cores, "
               f"{threads} threads (graphc, torch, ORT); "
               f"torch {torch.__version__}; load average {load_before[0]:.2f} before, "
@@ -532,9 +534,13 @@ def main(argv=None) -> None:
     text = render(results, peak, peak_how, header)
     print(text)
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"header": header, "peak_gflops": peak,
-                       "results": [r.__dict__ for r in results]}, f, indent=1, default=str)
+        _write_json(args.json, header, peak, results)
+
+
+def _write_json(path: str, header: str, peak: float, results: list[Result]) -> None:
+    with open(path, "w") as f:
+        json.dump({"header": header, "peak_gflops": peak,
+                   "results": [r.__dict__ for r in results]}, f, indent=1, default=str)
 
 
 if __name__ == "__main__":
