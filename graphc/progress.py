@@ -30,6 +30,7 @@ _MILESTONES = {
 }
 _LOWER = 0.40  # kernels lowered one at a time (the `progress` callback counts them)
 _LLVM = 0.55
+_BYTECODE = 0.97
 _WIDTH = 24
 
 
@@ -97,7 +98,10 @@ class CompileProgress(PassInstrument):
 
     def __call__(self, message: str, done: int, total: int) -> None:
         """`graphc.compile`'s `progress(message, done, total)` callback: the step its passes belong to."""
-        if message.startswith("generating machine code"):
+        if message.startswith("generating the bytecode"):
+            self.phase, self.last_phase = message, True
+            self.stage(message, _BYTECODE)
+        elif message.startswith(("compiling", "generating machine code")):
             self.phase, self.last_phase = "LLVM: optimizing and emitting machine code", True
             self.stage(self.phase, _LLVM)
         elif message.startswith("lowering kernels") and total:
