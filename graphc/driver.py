@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 from . import dlight
 from .errors import GraphcError
@@ -134,6 +135,10 @@ def compile(model, target="llvm", *, example_inputs=None, dynamic_shapes=None, p
     `relax.VirtualMachine(exe, device)`; either returns what the model returns (one tensor,
     a tuple, a dict, ...).
 
+    The executable is cached on disk (`graphc.compile_cache`): compiling the same module for
+    the same target again, in any process, loads it. Without `progress`, a long compile draws
+    a progress bar on a terminal (`graphc.progress`).
+
     >>> import graphc
     >>> graphc.compile(object())
     Traceback (most recent call last):
@@ -168,13 +173,33 @@ def compile_to(model, stage: str, target="llvm", *, example_inputs=None, dynamic
     """
     if stage not in STAGES:
         raise ValueError(f"unknown stage {stage!r}; the stages are {', '.join(STAGES)}")
-    for name, result in iter_stages(model, target, example_inputs=example_inputs,
-                                    dynamic_shapes=dynamic_shapes, pipeline=pipeline, params=params,
-                                    lift_transform_params=lift_transform_params,
-                                    tuning_records=tuning_records, progress=progress):
-        if name == stage:
-            return result
-    raise AssertionError(f"iter_stages ended before stage {stage!r}")  # it yields every stage
+    from . import compile_cache
+    from .progress import CompileProgress
+    from .target import Target
+
+    key, start = None, time.perf_counter()
+    with CompileProgress(enabled=progress is None) as bar:
+        stages = iter_stages(model, target, example_inputs=example_inputs, dynamic_shapes=dynamic_shapes,
+                             pipeline=pipeline, params=params, lift_transform_params=lift_transform_params,
+                             tuning_records=tuning_records, progress=progress or bar)
+        for name, result in stages:
+            if name == "imported" and stage == "bytecode" and tuning_records is None:
+                # the compile cache: the same module for the same target compiled before
+                options = {"lift_transform_params": True} if lift_transform_params else {}
+                key = compile_cache.compile_key(result, Target.resolve(target), pipeline, options)
+                exe = compile_cache.load(key) if key is not None else None
+                if exe is not None:
+                    stages.close()
+                    (progress or bar)("loaded from the compile cache", 1, 1)
+                    return exe
+                start = time.perf_counter()
+            if name == stage:
+                break
+        else:
+            raise AssertionError(f"iter_stages ended before stage {stage!r}")  # it yields every stage
+    if key is not None and time.perf_counter() - start >= compile_cache.MIN_SECONDS:
+        compile_cache.store_in_background(key, result)  # the compile returns while it is written
+    return result
 
 
 def iter_stages(model, target="llvm", *, example_inputs=None, dynamic_shapes=None, pipeline=None,

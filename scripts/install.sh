@@ -4,6 +4,7 @@
 #   scripts/install.sh test     plus what the test suite needs: the GPU extras (pyopencl, NVRTC)
 #                               and, as root where apt-get exists, PoCL (an OpenCL platform for
 #                               the CPU) so that the OpenCL tests run kernels
+#   scripts/install.sh bench    plus what benchmarks/models.py needs (transformers, ONNX Runtime, ...)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
@@ -13,6 +14,7 @@ PIP=(.venv/bin/python -m pip install -q --disable-pip-version-check)
 .venv/bin/python -c "import torch" 2>/dev/null || "${PIP[@]}" "torch==2.13.0"
 extras="torch"
 [ "${1:-}" = "test" ] && extras="torch,test,opencl,cuda"
+[ "${1:-}" = "bench" ] && extras="torch,test,bench"
 "${PIP[@]}" -e ".[${extras}]"
 if [ "${1:-}" = "test" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null \
         && ! dpkg -s pocl-opencl-icd >/dev/null 2>&1; then

@@ -4,6 +4,7 @@ outputs' .npz, compare with PyTorch), --print-time, --profile, show --stage, and
 (short messages, exit status 1 for the model or inputs, 2 for usage). The .pt2 route runs in
 README.md's example (tests/test_docs.py); loading and its refusals in-process in test_loader.py."""
 
+import os
 import re
 import subprocess
 import sys
@@ -36,8 +37,10 @@ def make():
 
 def graphc(*args, cwd, check=True):
     assert GRAPHC.exists(), f"no console script at {GRAPHC}: run scripts/install.sh test (pip install -e .)"
+    # a private compile cache: a hit from an earlier run would skip the progress the tests read
+    env = {**os.environ, "GRAPHC_CACHE_DIR": str(Path(cwd) / ".graphc-cache")}
     proc = subprocess.run([str(GRAPHC), *map(str, args)], cwd=cwd, capture_output=True, text=True,
-                          timeout=600)
+                          timeout=600, env=env)
     if check:
         command = " ".join(map(str, args))
         assert proc.returncode == 0, f"graphc {command} exited {proc.returncode}:\n{proc.stderr}"

@@ -156,74 +156,169 @@ def _text(x) -> str:
 
 
 class _Hasher:
-    def __init__(self):
+    """Feeds a canonical byte stream of a structure to a hash: one type-keyed handler per node,
+    the stream gathered in a list and hashed in large pieces."""
+
+    _FLUSH = 1 << 16  # bytes gathered before they are handed to the hash
+
+    def __init__(self, digest_size: int = 8, array_bytes=None):
         self.var_index: dict[int, int] = {}
-        self.out = hashlib.blake2b(digest_size=8)
+        self.out = hashlib.blake2b(digest_size=digest_size)
+        self.array_bytes = array_bytes or _array_sample
+        self.parts: list[bytes] = []
+        self.pending = 0
 
     def feed(self, tag: str, payload: bytes = b"") -> None:
-        self.out.update(tag.encode())
-        self.out.update(b"\0")
-        self.out.update(payload)
+        self.parts += (tag.encode(), b"\0", payload)
+        self.pending += len(payload) + len(tag) + 1
+        if self.pending > self._FLUSH:
+            self.flush()
+
+    def flush(self) -> None:
+        self.out.update(b"".join(self.parts))
+        self.parts.clear()
+        self.pending = 0
+
+    def digest(self) -> bytes:
+        self.flush()
+        return self.out.digest()
 
     def visit(self, x) -> None:
-        if isinstance(x, bool | int | float) or _is_number_node(x):
-            # Numbers compare by value across int, float, bool and IntImm/FloatImm (see _Equal.eq),
-            # so they hash by value alone: integral values as ints, every NaN alike.
-            value = x.value if _is_number_node(x) else x
-            if isinstance(value, bool) or (isinstance(value, float) and value.is_integer()):
-                value = int(value)
-            self.feed("num", repr(value).encode())
-            return
-        if x is None or isinstance(x, str | enum.Enum):
-            self.feed(type(x).__name__, repr(x.value if isinstance(x, enum.Enum) else x).encode())
-            return
-        if isinstance(x, np.ndarray):
-            self.feed("ndarray", str((x.shape, x.dtype.str)).encode() + x.tobytes())
-            return
-        if isinstance(x, tuple | list):
-            self.feed("seq", str(len(x)).encode())
-            for item in x:
-                self.visit(item)
-            return
-        if isinstance(x, dict):
-            self.feed("dict", str(len(x)).encode())
-            items = sorted(x.items()) if all(isinstance(k, str) for k in x) else list(x.items())
-            for k, v in items:
-                self.visit(k)
-                self.visit(v)
-            return
-        if isinstance(x, GlobalVar):
-            self.feed("GlobalVar", x.name_hint.encode())
-            return
-        if isinstance(x, IRModule):
-            self.feed("IRModule")
-            self.visit(x.attrs)
-            for gv in x.get_global_vars():
-                self.feed("fn", gv.name_hint.encode())
-                self.var_index, saved = {}, self.var_index
-                self.visit(x[gv])
-                self.var_index = saved
-            return
-        if _is_var_like(x):
-            index = self.var_index.get(id(x))
-            if index is not None:
-                self.feed("ref", str(index).encode())
-                return
-            self.var_index[id(x)] = len(self.var_index)
-            self.feed("def", type(x).__name__.encode())
-        else:
-            self.feed(type(x).__name__)
-        if dataclasses.is_dataclass(x):
+        handler = _HASH_HANDLERS.get(type(x))
+        if handler is None:
+            handler = _HASH_HANDLERS[type(x)] = _hash_handler(type(x))
+        handler(self, x)
+
+    # -- the handlers, one per kind of node ---------------------------------------------------------
+    def leaf(self, x) -> None:
+        self.feed(type(x).__name__, repr(x.value if isinstance(x, enum.Enum) else x).encode())
+
+    def number(self, x) -> None:
+        # Numbers compare by value across int, float, bool and IntImm/FloatImm (see _Equal.eq),
+        # so they hash by value alone: integral values as ints, every NaN alike.
+        value = x.value if _is_number_node(x) else x
+        if isinstance(value, bool) or (isinstance(value, float) and value.is_integer()):
+            value = int(value)
+        self.feed("num", repr(value).encode())
+
+    def ndarray(self, x) -> None:
+        self.feed("ndarray", str((x.shape, x.dtype.str)).encode() + self.array_bytes(x))
+
+    def sequence(self, x) -> None:
+        self.feed("seq", str(len(x)).encode())
+        for item in x:
+            self.visit(item)
+
+    def mapping(self, x) -> None:
+        self.feed("dict", str(len(x)).encode())
+        items = sorted(x.items()) if all(isinstance(k, str) for k in x) else list(x.items())
+        for k, v in items:
+            self.visit(k)
+            self.visit(v)
+
+    def global_var(self, x) -> None:
+        self.feed("GlobalVar", x.name_hint.encode())
+
+    def module(self, x) -> None:
+        self.feed("IRModule")
+        self.visit(x.attrs)
+        self.visit(x.global_infos)  # part of equality (and of what a compile makes of it)
+        for gv in x.get_global_vars():
+            self.feed("fn", gv.name_hint.encode())
+            self.var_index, saved = {}, self.var_index
+            self.visit(x[gv])
+            self.var_index = saved
+
+    def bound_dataclass(self, x) -> None:
+        if self.bound(x):
             for field in _fields(type(x)):
                 self.visit(getattr(x, field))
-        elif hasattr(x, "numpy"):
-            self.visit(x.numpy())
+
+    def bound_other(self, x) -> None:
+        if self.bound(x):
+            self.rest(x)
+
+    def bound(self, x) -> bool:
+        """Feed a variable's definition (True: its fields follow) or a reference to it."""
+        index = self.var_index.get(id(x))
+        if index is not None:
+            self.feed("ref", str(index).encode())
+            return False
+        self.var_index[id(x)] = len(self.var_index)
+        self.feed("def", type(x).__name__.encode())
+        return True
+
+    def dataclass(self, x) -> None:
+        self.feed(type(x).__name__)
+        for field in _fields(type(x)):
+            self.visit(getattr(x, field))
+
+    def other(self, x) -> None:
+        self.feed(type(x).__name__)
+        self.rest(x)
+
+    def rest(self, x) -> None:
+        if hasattr(x, "numpy"):
+            self.visit(np.asarray(x) if hasattr(x, "__array__") else x.numpy())  # no copy on the host
         else:
             self.feed("opaque", repr(x).encode())
 
 
+_HASH_HANDLERS: dict[type, object] = {}
+_SAMPLED = 1 << 16  # arrays larger than this many bytes are hashed by a sample of their elements
+
+
+def _array_sample(a: np.ndarray) -> bytes:
+    """All of a small array's bytes; for a large one (a model's weights), 4096 evenly spaced
+    elements: equal arrays still hash equal, and a model is hashed in microseconds."""
+    if a.nbytes <= _SAMPLED:
+        return a.tobytes()
+    flat = a.reshape(-1)
+    return flat[:: max(1, flat.size // 4096)].tobytes() + flat[-1:].tobytes()
+
+
+def _hash_handler(cls: type):
+    """The `_Hasher` method that hashes instances of `cls` (chosen once per type)."""
+    if issubclass(cls, bool | int | float) or getattr(cls, "__structural_number__", False):
+        return _Hasher.number
+    if cls is type(None) or issubclass(cls, str | enum.Enum):
+        return _Hasher.leaf
+    if issubclass(cls, np.ndarray):
+        return _Hasher.ndarray
+    if issubclass(cls, tuple | list):
+        return _Hasher.sequence
+    if issubclass(cls, dict):
+        return _Hasher.mapping
+    if issubclass(cls, GlobalVar):
+        return _Hasher.global_var
+    if issubclass(cls, IRModule):
+        return _Hasher.module
+    if getattr(cls, "__structural_binding__", False):
+        return _Hasher.bound_dataclass if dataclasses.is_dataclass(cls) else _Hasher.bound_other
+    return _Hasher.dataclass if dataclasses.is_dataclass(cls) else _Hasher.other
+
+
 def structural_hash(x) -> int:
-    """A hash consistent with `structural_equal`: equal structures hash equal."""
+    """A hash consistent with `structural_equal`: equal structures hash equal.
+
+    Large constants are hashed by a sample of their elements, so structures that differ only
+    there may collide: it picks a bucket, `structural_equal` decides (`structural_digest`
+    hashes every byte)."""
     hasher = _Hasher()
     hasher.visit(x)
-    return int.from_bytes(hasher.out.digest(), "little")
+    return int.from_bytes(hasher.digest(), "little")
+
+
+def structural_digest(x, array_bytes=None) -> bytes:
+    """A 32-byte `structural_hash`, for keys that must not collide (the compile cache).
+
+    `array_bytes(a)` gives the bytes that stand for the numpy array `a` (default: all its
+    bytes; a digest of them is as good and may be computed faster).
+
+    >>> from graphc import tir
+    >>> len(structural_digest(tir.Var("i") * 2))
+    32
+    """
+    hasher = _Hasher(32, array_bytes)
+    hasher.visit(x)
+    return hasher.digest()

@@ -74,16 +74,24 @@ class BlockBuilder(CallTEMixin, Normalizer):
         self._func: _FunctionFrame | None = None
         self._names: dict[str, int] = {}
         self._bindings: dict = {}
-        self._dedup_table: dict[int, list[GlobalVar]] | None = None  # built on first use
+        self._dedup_tables: dict[type, dict[int, list[GlobalVar]]] = {}  # by function type, built on use
 
-    @property
-    def _dedup(self) -> dict[int, list[GlobalVar]]:
-        """structural_hash -> GlobalVars, for add_func's deduplication (hashing is not free)."""
-        if self._dedup_table is None:
-            self._dedup_table = {}
+    def _dedup(self, kind: type) -> dict[int, list[GlobalVar]]:
+        """structural_hash -> GlobalVars of the module's functions of type `kind`, for add_func's
+        deduplication. Built on first use, for one type at a time: adding a tensor program never
+        hashes a Relax function, whose constants may be the model's weights (hashing is not free)."""
+        table = self._dedup_tables.get(kind)
+        if table is None:
+            table = self._dedup_tables[kind] = {}
             for gv, func in self._mod.functions.items():
-                self._dedup_table.setdefault(structural_hash(func), []).append(gv)
-        return self._dedup_table
+                if type(func) is kind:
+                    table.setdefault(structural_hash(func), []).append(gv)
+        return table
+
+    def _remember(self, gv: GlobalVar, func) -> None:
+        table = self._dedup_tables.get(type(func))
+        if table is not None:
+            table.setdefault(structural_hash(func), []).append(gv)
 
     # -- module ----------------------------------------------------------------------------
     def get(self) -> IRModule:
@@ -95,20 +103,19 @@ class BlockBuilder(CallTEMixin, Normalizer):
 
     def add_func(self, func, func_name: str) -> GlobalVar:
         """Add `func`, deduplicated structurally; returns its GlobalVar (names made unique)."""
-        for gv in self._dedup.get(structural_hash(func), ()):
+        table, key = self._dedup(type(func)), structural_hash(func)
+        for gv in table.get(key, ()):
             if gv in self._mod and structural_equal(self._mod[gv], func):
                 return gv
         gv = GlobalVar(self._unique_global_name(func_name))
         self._mod[gv] = func
-        self._dedup.setdefault(structural_hash(func), []).append(gv)
+        table.setdefault(key, []).append(gv)
         return gv
 
     def update_func(self, gv: GlobalVar, func) -> None:
         """Bind `gv` to `func` (replacing the old function)."""
         self._mod[gv] = func
-        if self._dedup_table is not None:
-            bound = self._mod.get_global_var(gv.name_hint)
-            self._dedup_table.setdefault(structural_hash(func), []).append(bound)
+        self._remember(self._mod.get_global_var(gv.name_hint), func)
 
     def get_unique_name(self, hint: str) -> str:
         return self._unique_global_name(hint)
@@ -311,8 +318,7 @@ class BlockBuilder(CallTEMixin, Normalizer):
             raise BlockBuilderError(f"the module already has a function named {frame.name!r}")
         gv = GlobalVar(frame.name)
         self._mod[gv] = func
-        if self._dedup_table is not None:
-            self._dedup_table.setdefault(structural_hash(func), []).append(gv)
+        self._remember(gv, func)
         frame.output_done = True
         return gv
 

@@ -137,9 +137,11 @@ class Module(RuntimeModule):
 
     type_key = "llvm"
 
-    def __init__(self, object_code: bytes, functions: list[dict], target: dict,
-                 ll_source: str | None = None, load: bool = True):
-        self.object_code = bytes(object_code)
+    def __init__(self, object_code: bytes | list[bytes], functions: list[dict], target: dict,
+                 ll_source: str | list[str] | None = None, load: bool = True):
+        # the code may come as several object files (compiled in parallel), each with its IR
+        self.objects = [bytes(o) for o in (object_code if isinstance(object_code, list) else [object_code])]
+        self.object_code = self.objects[0]
         self.functions = {meta["name"]: meta for meta in functions}
         self.target = dict(target)
         self.imported_modules: list = []
@@ -153,7 +155,8 @@ class Module(RuntimeModule):
     def _load(self) -> None:
         ensure_jit()
         engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), _jit_target_machine(self.target, False))
-        engine.add_object_file(llvm.ObjectFileRef.from_data(self.object_code))
+        for obj in self.objects:
+            engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
         engine.finalize_object()
         self._engine = engine
 
@@ -180,12 +183,13 @@ class Module(RuntimeModule):
         """The optimized LLVM IR ("ll") or the target assembly ("asm", "s")."""
         if self._ll is None:
             raise GraphcError("this module was loaded without its LLVM IR; rebuild it to inspect source")
+        parts = self._ll if isinstance(self._ll, list) else [self._ll]
         if fmt in ("ll", "llvm", ""):
-            return self._ll
+            return "\n".join(parts)
         if fmt in ("asm", "s"):
             ensure_jit()
-            llmod = llvm.parse_assembly(self._ll)
-            return _jit_target_machine(self.target).emit_assembly(llmod)
+            machine = _jit_target_machine(self.target)
+            return "\n".join(machine.emit_assembly(llvm.parse_assembly(p)) for p in parts)
         raise ValueError(f"unknown source format {fmt!r}; expected 'll' or 'asm'")
 
     def __repr__(self) -> str:
@@ -193,9 +197,11 @@ class Module(RuntimeModule):
 
     # -- serialisation --------------------------------------------------------------------------
     def to_bytes(self) -> bytes:
-        header = json.dumps({"functions": list(self.functions.values()), "target": self.target,
-                             "ll": self._ll}).encode()
-        return _MAGIC + struct.pack("<Q", len(header)) + header + self.object_code
+        fields = {"functions": list(self.functions.values()), "target": self.target, "ll": self._ll}
+        if len(self.objects) > 1:
+            fields["objects"] = [len(o) for o in self.objects]  # the object files, one after another
+        header = json.dumps(fields).encode()
+        return _MAGIC + struct.pack("<Q", len(header)) + header + b"".join(self.objects)
 
     @staticmethod
     def from_bytes(data: bytes) -> Module:
@@ -204,7 +210,12 @@ class Module(RuntimeModule):
         (size,) = struct.unpack_from("<Q", data, len(_MAGIC))
         start = len(_MAGIC) + 8
         header = json.loads(data[start:start + size])
-        return Module(data[start + size:], header["functions"], header["target"], header["ll"])
+        code = data[start + size:]
+        objects = []
+        for n in header.get("objects", [len(code)]):
+            objects.append(code[:n])
+            code = code[n:]
+        return Module(objects, header["functions"], header["target"], header["ll"])
 
 
 def _load_device_module(data: bytes, where: str):

@@ -24,10 +24,10 @@ from typing import Protocol
 
 from ..runtime.tensor import Tensor
 from .builtins import read_if_cond
-from .bytecode import VOID, Call, Goto, If, Ret
+from .bytecode import VOID, Arg, Call, Goto, If, Ret
 from .executable import Executable
 from .shape_codes import MakeShapeCode, MatchShapeCode
-from .values import ShapeTuple, Storage, VMError
+from .values import ShapeTuple, Storage, VMError, host_tensor_allocator, tensor_spec
 
 # Builtins that only read their arguments and never keep them: a tensor passed to them does
 # not escape the frame.
@@ -65,6 +65,9 @@ class DecoderHost(Protocol):
     def reserve_kernel_slots(self, nbytes: int) -> None:
         """Make every frame's kernel argument buffer at least `nbytes` long."""
 
+    def device_of(self, index: int):
+        """The device the executable's virtual device `index` runs on."""
+
 
 class FrameLayout:
     """Where the fixed slots of a frame's register list are, for a function of `num_registers`."""
@@ -88,6 +91,20 @@ def reusable_registers(entry, names: list[str], kinds: list[str]) -> tuple[set, 
     same rule. Such memory never outlives the call, so the next call may reuse it.
     Returns (storage registers, tensor registers, shape heap registers).
     """
+    return _memory_registers(entry, names, kinds)[:3]
+
+
+def private_storages(entry, names: list[str], kinds: list[str]) -> dict[int, int]:
+    """Storage registers that exist only to hold one tensor, which escapes the call: {storage: tensor}.
+
+    One `alloc_storage` writes such a register and its only use is one `alloc_tensor`; the
+    storage is not reused (the tensor is returned, or kept in a tuple, ...). The VM allocates
+    the tensor directly, with its metadata computed once, and no storage object at all.
+    """
+    return _memory_registers(entry, names, kinds)[3]
+
+
+def _memory_registers(entry, names: list[str], kinds: list[str]) -> tuple[set, set, set, dict]:
     writes: dict[int, int] = {}
     uses: dict[int, list] = {}
     for pc, instr in enumerate(entry.code):
@@ -125,7 +142,7 @@ def reusable_registers(entry, names: list[str], kinds: list[str]) -> tuple[set, 
             return False
         return True
 
-    storages, tensors, heaps = set(), set(), set()
+    storages, tensors, heaps, private = set(), set(), set(), {}
     for instr in entry.code:
         if not isinstance(instr, Call) or instr.dst == VOID or not once(instr.dst):
             continue
@@ -149,7 +166,9 @@ def reusable_registers(entry, names: list[str], kinds: list[str]) -> tuple[set, 
         if ok and all(tensor_stays(t, seen) for t in made):
             storages.add(instr.dst)
             tensors.update(made)
-    return storages, tensors, heaps
+        elif ok and len(made) == 1 and once(made[0]):
+            private[instr.dst] = made[0]
+    return storages, tensors, heaps, private
 
 
 class Decoder:
@@ -165,11 +184,47 @@ class Decoder:
         self.profile = profile  # None, or a callable record(name, seconds, is_kernel)
         self.ns: dict = {"Storage": Storage, "VMError": VMError, "cond": read_if_cond, "Tensor": Tensor}
         self.cache_slots = 0
+        self.prefill: list[Callable] = []  # fill(cache, frame), run in order when a frame is made
+        self.storage_slot: dict[int, int] = {}  # storage register -> its cache slot, when made up front
         self.unchecked = set(self.entry.attrs.get("unchecked_calls", []))
-        self.reused_storage, self.reused_tensors, self.reused_heaps = reusable_registers(
-            self.entry, self.names, self.kinds)
+        (self.reused_storage, self.reused_tensors, self.reused_heaps,
+         private) = _memory_registers(self.entry, self.names, self.kinds)
+        self.direct_tensors = self.direct_allocations(private)
+        self.direct_storage = {storage for storage, tensor in private.items()
+                               if tensor in self.direct_tensors}
+
+    def direct_allocations(self, private: dict[int, int]) -> dict[int, tuple]:
+        """{tensor register: (shape, dtype, device)} for the private storages whose tensor has a
+        constant shape and dtype: those tensors are allocated directly (see `private_storages`)."""
+        storage_pc, tensor_pc = {}, {}
+        for pc, instr in enumerate(self.entry.code):
+            name = self.names[instr.func] if isinstance(instr, Call) else None
+            if name == "vm.builtin.alloc_storage" and instr.dst in private:
+                storage_pc[instr.dst] = pc
+            elif name == "vm.builtin.alloc_tensor" and instr.dst in private.values():
+                tensor_pc[instr.dst] = pc
+        direct = {}
+        for storage, tensor in private.items():
+            size_arg, device_arg = _storage_args(self.entry.code[storage_pc[storage]])
+            tensor_args = self.entry.code[tensor_pc[tensor]].args
+            if device_arg.kind != "imm" or len(tensor_args) != 4 \
+                    or not all(a.kind in ("const", "imm") for a in tensor_args[1:]):
+                continue
+            offset, shape, dtype = (self.static_value(a) for a in tensor_args[1:])
+            size = self.static_value(size_arg) if size_arg.kind == "const" else None
+            if not isinstance(offset, int) or not isinstance(shape, tuple) or not isinstance(dtype, str):
+                continue
+            spec = tensor_spec(shape, dtype)
+            if size is None or not isinstance(size, tuple) or offset + spec.nbytes > int(size[0]):
+                continue  # leave it to the builtins (which report a bad program)
+            direct[tensor] = (spec.shape, spec.dtype, self.vm.device_of(int(device_arg.value)))
+        return direct
 
     # -- helpers ------------------------------------------------------------------------------
+    def static_value(self, a):
+        """The value of an immediate or constant argument."""
+        return int(a.value) if a.kind == "imm" else self.vm.constant(a.value)
+
     def bind(self, prefix: str, value) -> str:
         name = f"{prefix}{len(self.ns)}"
         self.ns[name] = value
@@ -203,7 +258,7 @@ class Decoder:
             lines = [f"{dst}{fn}[{int(instr.func)}]({args})"]
         else:
             lines = self.builtin_call(pc, instr, name, dst)
-        if self.profile is not None and kind != "vm":
+        if self.profile is not None and kind != "vm" and lines:
             rec, label = self.bind("rec", self.profile), self.bind("n", name)
             lines = ["t0 = clock()", *lines, f"{rec}({label}, clock() - t0, {kind == 'kernel'})"]
         return lines
@@ -356,14 +411,35 @@ def _call_tir_dyn(dec: Decoder, pc: int, instr: Call, dst: str) -> list[str] | N
     return dec.kernel_call(pc, instr, args[0].value, args[1:], unpack_last=True)
 
 
-def _alloc_storage(dec: Decoder, pc: int, instr: Call, dst: str) -> list[str] | None:
-    if instr.dst not in dec.reused_storage:
-        return None
-    cache, ctx, slot = dec.layout.CACHE, dec.layout.CTX, dec.new_cache_slot()
+def _storage_args(instr: Call):
+    """(size, device index) arguments of an `alloc_storage` call."""
     args = list(instr.args)
     if args and args[0].kind == "ctx":
         args = args[1:]
-    size, dev = dec.arg(args[0]), dec.arg(args[1]) if len(args) > 1 else "0"
+    return args[0], args[1] if len(args) > 1 else Arg.imm(0)
+
+
+# The memory plan's storage a frame keeps (`reusable_registers`) is made when the frame is made
+# where its size is a constant, else on first use (and grown when a larger size comes); its
+# tensors are made once with it. A storage private to one returned tensor is never made: the
+# tensor is allocated by itself (`private_storages`).
+
+
+def _alloc_storage(dec: Decoder, pc: int, instr: Call, dst: str) -> list[str] | None:
+    if instr.dst in dec.direct_storage:
+        return []
+    if instr.dst not in dec.reused_storage:
+        return None
+    cache, ctx, slot = dec.layout.CACHE, dec.layout.CTX, dec.new_cache_slot()
+    size_arg, device_arg = _storage_args(instr)
+    size = dec.static_value(size_arg) if size_arg.kind == "const" else None
+    if isinstance(size, tuple) and device_arg.kind == "imm":
+        nbytes, device = int(size[0]), dec.vm.device_of(int(device_arg.value))
+        dec.prefill.append(
+            lambda cache, frame: cache.__setitem__(slot, Storage.allocate(nbytes, device, True)))
+        dec.storage_slot[instr.dst] = slot
+        return [f"{dst}regs[{cache}][{slot}]"] if dst else []
+    size, dev = dec.arg(size_arg), dec.arg(device_arg)
     return [f"s = regs[{cache}][{slot}]", f"n = {size}[0]",
             f"if s is None or s.nbytes < n: s = regs[{cache}][{slot}] = "
             f"Storage.allocate(n, regs[{ctx}].device({dev}), True)",
@@ -372,9 +448,21 @@ def _alloc_storage(dec: Decoder, pc: int, instr: Call, dst: str) -> list[str] | 
 
 def _alloc_tensor(dec: Decoder, pc: int, instr: Call, dst: str) -> list[str] | None:
     args = instr.args
+    direct = dec.direct_tensors.get(instr.dst)
+    if direct is not None:
+        return [f"{dst}{dec.bind('alloc', host_tensor_allocator(*direct))}()"]
     if instr.dst not in dec.reused_tensors or not all(a.kind in ("const", "imm") for a in args[1:]):
         return None
-    slot = dec.new_cache_slot()
+    cache, slot = dec.layout.CACHE, dec.new_cache_slot()
+    storage_slot = dec.storage_slot.get(args[0].value) if args[0].kind == "reg" else None
+    if storage_slot is not None:
+        offset, shape, dtype = (dec.static_value(a) for a in args[1:])
+
+        def fill(cache, frame):
+            cache[slot] = cache[storage_slot].view(int(offset), shape, dtype)
+
+        dec.prefill.append(fill)
+        return [f"{dst}regs[{cache}][{slot}]"] if dst else []
     storage = dec.arg(args[0])
     rest = ", ".join(dec.arg(a) for a in args[1:])
     return [f"s = {storage}", f"t = s.views.get({slot})",
@@ -461,4 +549,4 @@ BUILTIN_RULES: dict[str, Rule] = {
 }
 
 
-__all__ = ["BUILTIN_RULES", "Decoder", "DecoderHost", "FrameLayout", "reusable_registers"]
+__all__ = ["BUILTIN_RULES", "Decoder", "DecoderHost", "FrameLayout", "private_storages", "reusable_registers"]

@@ -3,8 +3,10 @@
 The file is: magic (8 bytes), format version (u32), payload length (u64), SHA-256 of the
 payload (32 bytes), payload. The payload is a JSON header (function table with bytecode,
 constant pool descriptions, kernel modules, virtual devices) followed by raw blobs (tensor
-constants' bytes and each kernel module's object code). Loading checks all of it before
-anything runs, and executes no code from the file except the compiled kernels.
+constants' bytes and each kernel module's object code), each at a multiple of 64 bytes from
+the start of the file, so that `load` reads the file once and the constants stay where they
+lie. Loading checks all of it before anything runs, and executes no code from the file
+except the compiled kernels.
 
 >>> from graphc.vm.bytecode import Arg, FuncEntry, Ret
 >>> exe = Executable([FuncEntry("vm", "main", ["x"], 1, [Ret(Arg.reg(0))])], [])
@@ -16,6 +18,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import mmap
+import os
 import struct
 
 import numpy as np
@@ -32,6 +36,7 @@ from .values import DataType, ShapeTuple
 MAGIC = b"GRAPHCVM"
 FORMAT_VERSION = 1
 _PREFIX = struct.Struct("<8sIQ32s")
+_ALIGN = 64  # blobs start at multiples of this many bytes from the start of the file
 _MAX_REGISTERS = 1 << 24
 
 
@@ -183,19 +188,25 @@ class Executable:
                     _bad(str(err))
 
     # -- serialisation -----------------------------------------------------------------------
-    def to_bytes(self) -> bytes:
-        blobs: list[bytes] = []
+    def _chunks(self) -> list:
+        """The file as a list of byte chunks (prefix first): header and blobs, each blob starting
+        at a multiple of 64 bytes from the start of the file, so that a loader reading the file
+        into aligned memory can use tensor constants where they lie."""
+        blobs: list = []
 
-        def blob(data: bytes) -> int:
-            blobs.append(bytes(data))
+        def blob(data) -> int:
+            blobs.append(data)
             return len(blobs) - 1
 
         constants = [_encode_const(c, blob) for c in self.constants]
         modules = {dev: blob(mod.to_bytes()) for dev, mod in self.modules.items()}
-        offsets, pos = [], 0
+        offsets, pos, body = [], 0, []
         for b in blobs:
-            offsets.append([pos, len(b)])
-            pos += len(b)
+            size = memoryview(b).nbytes
+            offsets.append([pos, size])
+            pad = -size % _ALIGN
+            body += [b, b"\0" * pad] if pad else [b]
+            pos += size + pad
         header = json.dumps({
             "functions": [f.to_json() for f in self.functions],
             "constants": constants,
@@ -203,38 +214,56 @@ class Executable:
             "virtual_devices": [[d.device_type, d.index] for d in self.virtual_devices],
             "blobs": offsets,
         }, allow_nan=True).encode()
-        payload = struct.pack("<Q", len(header)) + header + b"".join(blobs)
-        return _PREFIX.pack(MAGIC, FORMAT_VERSION, len(payload), hashlib.sha256(payload).digest()) + payload
+        header += b" " * (-(_PREFIX.size + 8 + len(header)) % _ALIGN)  # blobs start aligned
+        payload = [struct.pack("<Q", len(header)), header, *body]
+        digest = hashlib.sha256()
+        for chunk in payload:
+            digest.update(chunk)
+        size = sum(memoryview(c).nbytes for c in payload)
+        return [_PREFIX.pack(MAGIC, FORMAT_VERSION, size, digest.digest()), *payload]
+
+    def to_bytes(self) -> bytes:
+        return b"".join(self._chunks())
 
     @classmethod
-    def from_bytes(cls, data: bytes, where: str = "data") -> Executable:
-        data = bytes(data)
-        if len(data) < _PREFIX.size:
-            if not data.startswith(MAGIC[:len(data)]) or not data:
+    def from_bytes(cls, data, where: str = "data", verify: bool = True) -> Executable:
+        """The executable in `data` (bytes, or any buffer). Tensor constants share the buffer's
+        memory where it is writable and they lie 64-byte aligned in it (see `load`), else are
+        copied. `verify=False` skips the checksum (for files this process family wrote itself,
+        such as the compile cache's entries); every other check still runs."""
+        view = memoryview(data).cast("B")
+        if view.nbytes < _PREFIX.size:
+            head = bytes(view)
+            if not head.startswith(MAGIC[:len(head)]) or not head:
                 _bad(f"{where} is not a graphc executable (bad magic bytes)")
-            _bad(f"{where} is truncated: {len(data)} bytes, shorter than the {_PREFIX.size}-byte header")
-        magic, version, size, digest = _PREFIX.unpack_from(data)
+            _bad(f"{where} is truncated: {len(head)} bytes, shorter than the {_PREFIX.size}-byte header")
+        magic, version, size, digest = _PREFIX.unpack_from(view)
         if magic != MAGIC:
             _bad(f"{where} is not a graphc executable (bad magic bytes {magic!r})")
         if version != FORMAT_VERSION:
             _bad(f"{where} has executable format version {version}; this graphc reads version "
                  f"{FORMAT_VERSION}: recompile the model with this graphc")
-        payload = data[_PREFIX.size:]
+        payload = view[_PREFIX.size:]
         if len(payload) < size:
             _bad(f"{where} is truncated: the header announces {size} bytes of payload, found {len(payload)}")
         if len(payload) > size:
             _bad(f"{where} is corrupted: {len(payload) - size} unexpected bytes after the payload")
-        if hashlib.sha256(payload).digest() != digest:
+        if verify and hashlib.sha256(payload).digest() != digest:
             _bad(f"{where} is corrupted: its checksum does not match its contents")
         try:
             (hlen,) = struct.unpack_from("<Q", payload)
-            header = json.loads(payload[8:8 + hlen])
+            header = json.loads(bytes(payload[8:8 + hlen]))
             base = 8 + hlen
-            blobs = [payload[base + off: base + off + n] for off, n in header["blobs"]]
+            blobs = []
+            for off, n in header["blobs"]:
+                if not (isinstance(off, int) and isinstance(n, int) and 0 <= off and 0 <= n
+                        and base + off + n <= len(payload)):
+                    raise ValueError(f"blob [{off}, {n}] lies outside the payload")
+                blobs.append(payload[base + off: base + off + n])
             constants = [_decode_const(c, blobs) for c in header["constants"]]
             functions = [FuncEntry.from_json(f) for f in header["functions"]]
             devices = [Device(t, i) for t, i in header["virtual_devices"]]
-            module_blobs = {dev: blobs[i] for dev, i in header["modules"].items()}
+            module_blobs = {dev: bytes(blobs[i]) for dev, i in header["modules"].items()}
         except (KeyError, IndexError, TypeError, ValueError, struct.error) as err:
             if isinstance(err, ExecutableFormatError):
                 raise
@@ -247,16 +276,35 @@ class Executable:
     def export_library(self, path) -> None:
         """Write this executable to one file at `path` (load it with `Executable.load`)."""
         with open(path, "wb") as f:
-            f.write(self.to_bytes())
+            for chunk in self._chunks():
+                f.write(chunk)
 
     save = export_library
 
     @classmethod
-    def load(cls, path) -> Executable:
-        """Read an executable written by `export_library` (no compilation happens)."""
+    def load(cls, path, verify: bool = True, map_file: bool = False) -> Executable:
+        """Read an executable written by `export_library` (no compilation happens).
+
+        The file is read into 64-byte aligned memory that its tensor constants then share.
+        `map_file=True` maps it instead (copy on write), so nothing is read until it is used:
+        only for files that are replaced by renaming, never rewritten in place (the compile
+        cache's), since a mapped file that shrinks under a running program crashes it.
+        """
+        if map_file:
+            with open(path, "rb") as f:
+                if os.fstat(f.fileno()).st_size == 0:
+                    _bad(f"file {str(path)!r} is empty, not a graphc executable")
+                mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_COPY)
+            return cls.from_bytes(mapped, where=f"file {str(path)!r}", verify=verify)
         with open(path, "rb") as f:
-            data = f.read()
-        return cls.from_bytes(data, where=f"file {str(path)!r}")
+            size = os.fstat(f.fileno()).st_size
+            raw = np.empty(size + _ALIGN, np.uint8)
+            start = -raw.__array_interface__["data"][0] % _ALIGN
+            buffer = raw[start:start + size]
+            got = f.readinto(memoryview(buffer))
+            if f.read(1):
+                _bad(f"file {str(path)!r} changed while it was read")
+        return cls.from_bytes(buffer[:got], where=f"file {str(path)!r}", verify=verify)
 
     def __repr__(self) -> str:
         return f"<graphc.vm.Executable: {', '.join(self.function_names)}>"
@@ -274,9 +322,10 @@ def _const_text(c) -> str:
 
 def _encode_const(c, blob) -> dict:
     if isinstance(c, Tensor):
+        data = np.asarray(c) if c.device.device_type == "cpu" else c.numpy()
         return {"t": "tensor", "dtype": c.dtype, "shape": list(c.shape),
                 "device": [c.device.device_type, c.device.index],
-                "blob": blob(np.ascontiguousarray(c.numpy()).tobytes())}
+                "blob": blob(np.ascontiguousarray(data).reshape(-1).view(np.uint8))}  # no copy
     if isinstance(c, ShapeTuple):
         return {"t": "shape", "v": [int(d) for d in c]}
     if isinstance(c, DataType):
@@ -306,6 +355,8 @@ def _decode_const(data: dict, blobs: list):
         if len(raw) != size:
             _bad(f"tensor constant of shape {shape} and dtype {dtype} has {len(raw)} bytes, expected {size}")
         array = np.frombuffer(raw, dtype=np_dtype).reshape(shape)
+        if not raw.readonly and array.__array_interface__["data"][0] % _ALIGN == 0:
+            return Tensor._from_host_array(array)  # shares the loaded file's memory
         return tensor(array, cpu(), dtype)  # placed on the VM's device when a VM loads it
     if kind == "shape":
         return ShapeTuple(int(d) for d in data["v"])

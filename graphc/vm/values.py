@@ -23,8 +23,9 @@ from ..errors import GraphcError
 from ..runtime.device import ALIGNMENT, Device, cpu
 from ..runtime.tensor import Tensor, _canonical_dtype
 
-_uint8, _frombuffer = np.dtype("uint8"), np.frombuffer
+_uint8, _frombuffer, _ndarray, _np_empty = np.dtype("uint8"), np.frombuffer, np.ndarray, np.empty
 _char, _addressof = ctypes.c_char, ctypes.addressof
+_SMALL = 1 << 16  # host buffers up to this size come from ctypes (fast, zeroed); larger from numpy
 
 
 class VMError(GraphcError, RuntimeError):
@@ -112,6 +113,112 @@ def _make_tensor_factory():
 new_tensor = _make_tensor_factory()
 
 
+def _pointer_reader():
+    """`host_ptr(array)`: the data address of a numpy array, read from the array object itself.
+
+    numpy's `PyArrayObject` starts with the object header and then the `data` pointer (the
+    layout `PyArray_DATA` compiles against, so it is part of numpy's ABI). Reading it costs
+    a tenth of `__array_interface__`, which builds a dict on every call. Checked here against
+    `__array_interface__` on a few arrays; an interpreter where the layout differs gets the
+    slow, sure way.
+    """
+    offset, read = object.__basicsize__, ctypes.c_void_p.from_address
+
+    def fast(array) -> int:
+        return read(id(array) + offset).value or 0
+
+    def slow(array) -> int:
+        return array.__array_interface__["data"][0]
+
+    base = np.arange(64, dtype="float32")
+    probes = [base, base[3:], base.reshape(8, 8)[2:], np.zeros((0,), "int8"), np.ones(())]
+    return fast if all(fast(a) == slow(a) for a in probes) else slow
+
+
+host_ptr = _pointer_reader()
+
+
+def _host_buffer(nbytes: int):
+    """(owner, address) of `nbytes` + `ALIGNMENT` bytes of fresh host memory."""
+    if nbytes <= _SMALL:
+        raw = (_char * (nbytes + ALIGNMENT))()
+        return raw, _addressof(raw)
+    raw = _np_empty(nbytes + ALIGNMENT, _uint8)  # not zeroed: large outputs are written anyway
+    return raw, host_ptr(raw)
+
+
+def host_tensor_allocator(shape, dtype, device: Device):
+    """`alloc()`: a fresh, aligned, C-contiguous tensor of `shape` and `dtype`, metadata made once.
+
+    The VM allocates the tensors a function returns with it: they are handed to the caller,
+    so every call needs new memory, but nothing about them needs recomputing.
+
+    >>> alloc = host_tensor_allocator((2, 3), "float32", cpu())
+    >>> a, b = alloc(), alloc()
+    >>> a.shape, a.dtype, a.data_ptr % 64, a.data_ptr != b.data_ptr
+    ((2, 3), 'float32', 0, True)
+    """
+    spec = tensor_spec(shape, dtype)
+    shape, nbytes, np_dtype = spec.shape, spec.nbytes, spec.np_dtype
+    if device.device_type != "cpu":
+        return lambda: Storage.allocate(nbytes, device).view(0, spec.shape, spec.dtype)
+    if nbytes <= _SMALL:
+        raw_type = _char * (nbytes + ALIGNMENT)
+
+        def alloc() -> Tensor:
+            raw = raw_type()
+            address = _addressof(raw)
+            start = -address % ALIGNMENT
+            return new_tensor(spec, device, address + start, _ndarray(shape, np_dtype, raw, start))
+    else:
+        def alloc() -> Tensor:
+            raw, address = _host_buffer(nbytes)
+            start = -address % ALIGNMENT
+            return new_tensor(spec, device, address + start, _ndarray(shape, np_dtype, raw, start))
+
+    return alloc
+
+
+_CPU0 = cpu(0)
+
+
+def wrap_host_array(array: np.ndarray) -> Tensor | None:
+    """`array` as a tensor sharing its memory when it is C-contiguous, native and aligned, else None.
+
+    >>> x = np.asarray(host_tensor_allocator((4,), "int32", cpu())())
+    >>> wrap_host_array(x).data_ptr == x.__array_interface__["data"][0]
+    True
+    >>> wrap_host_array(np.zeros((4, 4))[:, 1]) is None
+    True
+    """
+    if not array.flags.c_contiguous or not array.dtype.isnative:
+        return None
+    ptr = host_ptr(array)
+    if ptr % ALIGNMENT:
+        return None
+    key = (array.shape, array.dtype)
+    spec = _SPECS.get(key)
+    if spec is None:
+        spec = tensor_spec(array.shape, array.dtype)
+    return new_tensor(spec, _CPU0, ptr, array)
+
+
+def copy_host_array(array: np.ndarray) -> Tensor:
+    """A new aligned, C-contiguous, native-order host tensor holding a copy of `array`.
+
+    >>> x = np.arange(6, dtype=">i4").reshape(2, 3)[:, ::2]
+    >>> t = copy_host_array(x)
+    >>> t.shape, t.dtype, t.data_ptr % 64, np.asarray(t).tolist()
+    ((2, 2), 'int32', 0, [[0, 2], [3, 5]])
+    """
+    spec = tensor_spec(array.shape, array.dtype)
+    raw, address = _host_buffer(spec.nbytes)
+    start = -address % ALIGNMENT
+    copy = _ndarray(spec.shape, spec.np_dtype, raw, start)
+    np.copyto(copy, array)
+    return new_tensor(spec, _CPU0, address + start, copy)
+
+
 class Storage:
     """A block of device memory that tensors are carved from (`vm.builtin.alloc_storage`).
 
@@ -134,8 +241,7 @@ class Storage:
     def allocate(cls, nbytes: int, device: Device, reused: bool = False) -> Storage:
         nbytes = int(nbytes)
         if device.device_type == "cpu":  # host memory, 64-byte aligned, without numpy's slow pointer query
-            raw = (_char * (nbytes + ALIGNMENT))()
-            address = _addressof(raw)
+            raw, address = _host_buffer(nbytes)
             start = (-address) % ALIGNMENT
             return cls(device, nbytes, address + start, _frombuffer(raw, _uint8)[start:start + nbytes], raw,
                        reused)
@@ -150,7 +256,7 @@ class Storage:
             raise VMError(f"alloc_tensor: a {spec.dtype} tensor of shape {spec.shape} at offset {offset} "
                           f"needs {offset + nbytes} bytes, but its storage has {self.nbytes}")
         if self.array is not None:
-            array = self.array[offset:offset + nbytes].view(spec.np_dtype).reshape(spec.shape)
+            array = _ndarray(spec.shape, spec.np_dtype, self.array, offset)
             return new_tensor(spec, self.device, self.ptr + offset, array)
         return new_tensor(spec, self.device, self.ptr + offset, None, self)
 

@@ -17,7 +17,7 @@ import ctypes
 
 import numpy as np
 
-from ..runtime.device import ALIGNMENT, Device, cpu
+from ..runtime.device import Device, cpu
 from ..runtime.device import device as make_device
 from ..runtime.tensor import Tensor, tensor
 from .builtins import RuntimeCheckError, packed_function
@@ -26,7 +26,7 @@ from .executable import Executable
 from .outputs import ATTR as _STRUCTURE
 from .outputs import reader as _reader
 from .profiler import ProfileReport, Recorder
-from .values import VMError
+from .values import VMError, copy_host_array, wrap_host_array
 
 
 class Frame:
@@ -34,14 +34,17 @@ class Frame:
 
     __slots__ = ("regs", "vm", "buffer")
 
-    def __init__(self, vm: VirtualMachine, layout: FrameLayout, cache_slots: int, nslots: int):
+    def __init__(self, vm: VirtualMachine, layout: FrameLayout, cache_slots: int, nslots: int,
+                 prefill=()):
         self.vm = vm
         self.buffer = (ctypes.c_int64 * max(nslots, 1))()
         regs = [None] * layout.size
         regs[layout.CTX] = self
         regs[layout.BUF] = self.buffer
         regs[layout.ADDR] = ctypes.addressof(self.buffer)
-        regs[layout.CACHE] = [None] * cache_slots
+        cache = regs[layout.CACHE] = [None] * cache_slots
+        for fill in prefill:  # the memory plan's storage of constant size, and its tensors
+            fill(cache, self)
         self.regs = regs
 
     def device(self, index: int) -> Device:
@@ -59,6 +62,7 @@ class _Function:
         self.layout = FrameLayout(entry.num_registers)
         decoder = Decoder(vm, findex, profile)
         self.blocks, self.cache_slots = decoder.decode()
+        self.prefill = decoder.prefill
         self.source = decoder.source  # the decoded Python, for inspection
         self.pool: list[Frame] = []
         self.blank = [None] * (self.layout.RET + 1)
@@ -95,7 +99,7 @@ class _Function:
         return invoke
 
     def new_frame(self) -> Frame:
-        return Frame(self.vm, self.layout, self.cache_slots, self.vm._kernel_slots)
+        return Frame(self.vm, self.layout, self.cache_slots, self.vm._kernel_slots, self.prefill)
 
 
 def _TORCH_BF16():  # noqa: N802 - a constant looked up lazily (torch is optional)
@@ -120,6 +124,7 @@ class VirtualMachine:
         self.executable = exe
         devices = device if isinstance(device, list | tuple) else [device if device is not None else cpu()]
         self.devices = [d if isinstance(d, Device) else make_device(d) for d in devices]
+        self._on_host = self.devices[0] == cpu(0)
         self._kernel_slots = 1
         self._kernels: dict[int, object] = {}
         self._constants = [self._place(c) for c in exe.constants]
@@ -243,9 +248,10 @@ class VirtualMachine:
                 return value.copyto(self.devices[0])
             return tensor(value, value.device)
         if cls is np.ndarray:
-            if value.flags.c_contiguous and value.__array_interface__["data"][0] % ALIGNMENT == 0 \
-                    and value.dtype.isnative and self.devices[0].device_type == "cpu":
-                return Tensor._from_host_array(value)
+            if self._on_host and value.dtype.kind in "biuf":
+                # zero-copy when C-contiguous, native and 64-byte aligned; else one aligned copy
+                wrapped = wrap_host_array(value)
+                return wrapped if wrapped is not None else copy_host_array(value)
             return tensor(value.copy(order="C"), self.devices[0])  # ascontiguousarray makes 0-d 1-d
         if cls is tuple or cls is list:
             return tuple(self._convert(v) for v in value)

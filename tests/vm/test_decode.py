@@ -6,7 +6,7 @@ import pytest
 import graphc
 from graphc.vm import VirtualMachine, get_builtin, register_builtin
 from graphc.vm.bytecode import VOID, Arg, Call, FuncEntry, Ret
-from graphc.vm.decode import BUILTIN_RULES, Decoder, reusable_registers
+from graphc.vm.decode import BUILTIN_RULES, Decoder, private_storages, reusable_registers
 from graphc.vm.executable import Executable
 from graphc.vm.values import ShapeTuple, VMError
 
@@ -44,6 +44,15 @@ def test_escaping_through_a_tuple_or_a_reshape_view_prevents_reuse():
     assert reusable_registers(entry(code), NAMES, KINDS)[0] == {1}
 
 
+def test_a_storage_that_only_holds_a_returned_tensor_is_private():
+    code = [*alloc(1, 2), Call(VOID, KERNEL, (Arg.reg(0), Arg.reg(2))),
+            *alloc(3, 4), Call(VOID, KERNEL, (Arg.reg(2), Arg.reg(4))), Call(3, NULL, ()), Ret(Arg.reg(4))]
+    assert private_storages(entry(code), NAMES, KINDS) == {3: 4}  # storage 1 is reused instead
+    two = [*alloc(1, 2), Call(3, TENSOR, (Arg.reg(1), Arg.imm(0), C(3), C(1))),
+           Call(5, TUPLE, (Arg.reg(2), Arg.reg(3))), Ret(Arg.reg(5))]
+    assert private_storages(entry(two), NAMES, KINDS) == {}  # two tensors share it: it stays
+
+
 def test_builtin_only_bytecode_runs_and_shows_its_source():
     consts = [ShapeTuple((64,)), "float32", "global", ShapeTuple((4, 4))]
     names = ["main", "vm.builtin.alloc_storage", "vm.builtin.alloc_tensor", "vm.builtin.make_tuple"]
@@ -56,7 +65,9 @@ def test_builtin_only_bytecode_runs_and_shows_its_source():
     vm = VirtualMachine(Executable(functions, consts), graphc.cpu())
     x, t = vm["main"](np.ones(2, "float32"))
     assert t.shape == (4, 4) and t.dtype == "float32" and t.data_ptr % 64 == 0
-    assert "def block0(regs):" in vm._function("main").source
+    source = vm._function("main").source
+    assert "def block0(regs):" in source and "= alloc" in source  # the returned tensor alone
+    assert vm["main"](np.ones(2, "float32"))[1].data_ptr != t.data_ptr
 
 
 def builtin_program(names, code, consts=(), nregs=4):

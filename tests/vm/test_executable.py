@@ -54,6 +54,19 @@ def test_save_load_round_trip(exe, tmp_path):
         np.testing.assert_allclose(out.numpy(), expected(x), rtol=1e-6)
 
 
+def test_loaded_constants_share_the_aligned_file_buffer(exe, tmp_path):
+    path = tmp_path / "scale.gvm"
+    exe.export_library(path)
+    assert path.read_bytes() == exe.to_bytes()
+    loaded = Executable.load(path)
+    const = next(c for c in loaded.constants if isinstance(c, graphc.runtime.Tensor))
+    array = np.asarray(const)
+    assert const.data_ptr % 64 == 0 and array.base is not None and array.flags.writeable
+    np.testing.assert_array_equal(array, np.arange(4, dtype="float32"))
+    copied = Executable.from_bytes(exe.to_bytes())  # immutable bytes: the constants are copies
+    assert next(c for c in copied.constants if isinstance(c, graphc.runtime.Tensor)).data_ptr % 64 == 0
+
+
 def test_runtime_load_module_still_loads_kernel_modules(tmp_path):
     from graphc import te
 
@@ -144,3 +157,19 @@ def test_a_saved_executable_runs_without_the_compiler(exe, tmp_path):
         "assert not loaded, loaded\n"
     )
     subprocess.run([sys.executable, "-c", script], check=True, timeout=120)
+
+
+@pytest.mark.parametrize("value", [np.ones((), "float64"), np.array([True, False]),
+                                   np.arange(3, dtype="float16"), np.zeros((0, 3), "float32")])
+def test_every_kind_of_tensor_constant_round_trips(value, tmp_path):
+    from graphc.vm.bytecode import Arg, FuncEntry, Ret
+
+    exe = Executable([FuncEntry("vm", "main", ["x"], 1, [Ret(Arg.const(0))])], [graphc.runtime.tensor(value)])
+    path = tmp_path / "c.gvm"
+    exe.export_library(path)
+    copies = [Executable.from_bytes(exe.to_bytes()), Executable.load(path),
+              Executable.load(path, map_file=True)]
+    for loaded in copies:
+        const = loaded.constants[0]
+        assert const.shape == value.shape and const.dtype == str(value.dtype)
+        np.testing.assert_array_equal(const.numpy(), value)

@@ -238,6 +238,85 @@ def test_memory_plan_reuses_storage_in_a_deep_chain():
     np.testing.assert_allclose(first.numpy(), expected, rtol=1e-5)
 
 
+def test_planned_storage_is_allocated_once_and_outputs_every_call(monkeypatch):
+    from graphc.vm import values
+
+    exe = graphc.compile(deep_chain(6, 64), "llvm")
+    vm = relax.VirtualMachine(exe, graphc.cpu())
+    made = []
+    allocate = values.Storage.allocate.__func__
+    monkeypatch.setattr(values.Storage, "allocate",
+                        classmethod(lambda cls, *a, **k: made.append(a[0]) or allocate(cls, *a, **k)))
+    x = rand(64)
+    outputs, counts = [], []
+    for _ in range(4):
+        outputs.append(vm["main"](x))
+        counts.append(len(made))
+    assert counts[0] > 0 and counts[1:] == counts[:1] * 3  # made with the first call's frame, once
+    assert len({o.data_ptr for o in outputs}) == 4  # each output is its own memory
+    for o in outputs:
+        np.testing.assert_allclose(o.numpy(), x + 21, rtol=1e-6)
+
+
+@I.ir_module
+class ReturnsAView:
+    @R.function
+    def main(x: R.Tensor((2, 8), dtype="float32")):
+        with R.dataflow():
+            y = R.add(x, x)
+            z = R.multiply(y, y)
+            v = R.reshape(z, R.shape([16]))
+            R.output(v, y)
+        return (v, y)
+
+
+def test_outputs_that_alias_planned_storage_survive_the_next_call():
+    vm = relax.VirtualMachine(graphc.compile(ReturnsAView, "llvm"), graphc.cpu())
+    x = rand(2, 8)
+    v1, y1 = vm["main"](x)
+    v2, y2 = vm["main"](x + 1)
+    np.testing.assert_allclose(v1.numpy(), ((x + x) ** 2).reshape(16), rtol=1e-6)
+    np.testing.assert_allclose(y1.numpy(), x + x, rtol=1e-6)
+    np.testing.assert_allclose(v2.numpy(), ((2 * x + 2) ** 2).reshape(16), rtol=1e-6)
+    assert v1.data_ptr != v2.data_ptr and y1.data_ptr != y2.data_ptr
+
+
+def test_threads_sharing_a_vm_with_a_static_plan_get_their_own_storage():
+    depth, size = 6, 64
+    vm = relax.VirtualMachine(graphc.compile(deep_chain(depth, size), "llvm"), graphc.cpu())
+    errors, barrier = [], threading.Barrier(4)
+
+    def worker(k):
+        try:
+            barrier.wait()
+            for i in range(40):
+                x = rand(size, seed=10 * k + i)
+                out = vm["main"](x)
+                np.testing.assert_allclose(out.numpy(), x + 21, rtol=1e-6)
+        except Exception as err:  # noqa: BLE001 - reported below
+            errors.append(err)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
+
+
+def test_aligned_numpy_inputs_are_not_copied_and_others_are():
+    from graphc.vm.bytecode import Arg, FuncEntry, Ret
+    from graphc.vm.executable import Executable
+
+    identity = relax.VirtualMachine(Executable([FuncEntry("vm", "main", ["x"], 1, [Ret(Arg.reg(0))])], []))
+    aligned = np.asarray(graphc.runtime.tensor(rand(3, 5)))
+    out = identity["main"](aligned)
+    assert out.data_ptr == aligned.__array_interface__["data"][0] and out.shape == (3, 5)
+    for other in (rand(4, 6)[:, ::2], rand(4, 6).astype(">f4"), np.zeros(9, "int16")[1:]):
+        out = identity["main"](other)
+        assert out.data_ptr % 64 == 0 and out.dtype == other.dtype.newbyteorder("=").name
+        np.testing.assert_array_equal(out.numpy(), other)
+
 
 @I.ir_module
 class TirVars:

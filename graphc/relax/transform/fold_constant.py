@@ -41,6 +41,8 @@ from ...errors import GraphcError
 from ...ir.module import GlobalVar, IRModule
 from ...ir.structural import structural_equal, structural_hash
 from ...ir.transform import PassContext, module_pass
+from ...runtime.device import cpu
+from ...runtime.tensor import empty
 from ...target import build as target_build
 from ...tir.expr import FloatImm, IntImm
 from ...tir.function import PrimFunc
@@ -185,7 +187,7 @@ class _ConstantFolder(ExprMutator):
         outputs = _static_outputs(call.sinfo_args[0])
         if outputs is None:
             return None
-        arrays = [np.require(a.data.numpy(), requirements="C") for a in inputs]
+        arrays = [_host_array(a.data) for a in inputs]
         out_bytes = sum(math.prod(shape) * dtype.itemsize for shape, dtype in outputs)
         in_bytes = sum(a.nbytes for a in arrays)
         if out_bytes > self.max_output_bytes and out_bytes > 2 * in_bytes:
@@ -193,7 +195,8 @@ class _ConstantFolder(ExprMutator):
         kernel = self._kernel(func)
         if kernel is None:
             return None
-        results = [np.zeros(shape, dtype) for shape, dtype in outputs]
+        # aligned, as the kernel's buffers are declared: no temporary copies in or out
+        results = [empty(shape, dtype) for shape, dtype in outputs]
         kernel(*arrays, *results, *scalars)
         if isinstance(call.sinfo_args[0], TupleStructInfo):
             return relax_expr.Tuple([relax_expr.Constant(r) for r in results])
@@ -213,6 +216,12 @@ class _ConstantFolder(ExprMutator):
             kernel = None
         self._kernels.setdefault(key, []).append((func, kernel))
         return kernel
+
+
+def _host_array(data) -> np.ndarray:
+    """A constant's data as a C-contiguous host array, without a copy where it is one already."""
+    array = np.asarray(data) if getattr(data, "device", None) == cpu() else data.numpy()
+    return np.require(array, requirements="C")
 
 
 def _referenced(mod: IRModule) -> set[str]:

@@ -17,13 +17,17 @@ array([1., 1., 1., 1.], dtype=float32)
 
 from __future__ import annotations
 
+import os
+
 import llvmlite.binding as llvm
 
 from ...errors import CodegenError
 from ...runtime.module import Module
 from .. import cache
+from . import object_compiler
 from .codegen import codegen_module
 from .init import create_target_machine, ensure_llvm
+from .object_compiler import optimize
 
 # LLVM's cost model on AMD Zen (and some Intel parts) happily vectorizes a loop that strides
 # through rows with gathers and scatters, which run far slower than the scalar loop they
@@ -45,17 +49,6 @@ def target_machine_for(target):
     return create_target_machine(target.triple, target.mcpu, machine_features(target), target.opt_level)
 
 
-def optimize(llmod, tm, opt_level: int) -> None:
-    """Run LLVM's default per-module pipeline at `opt_level` (new pass manager)."""
-    pto = llvm.PipelineTuningOptions(speed_level=min(max(opt_level, 0), 3))
-    if opt_level >= 2:
-        pto.loop_vectorization = True
-        pto.slp_vectorization = True
-        pto.loop_unrolling = True
-    pb = llvm.create_pass_builder(tm, pto)
-    pb.getModulePassManager().run(llmod, pb)
-
-
 def compile_ir(ir_text: str, target) -> tuple[bytes, str]:
     """(object code, optimized IR text) for `ir_text`, from the cache when possible."""
     ensure_llvm()
@@ -64,26 +57,132 @@ def compile_ir(ir_text: str, target) -> tuple[bytes, str]:
     if hit is not None:
         obj, info = hit
         return obj, info.get("ll", "")
-    try:
-        llmod = llvm.parse_assembly(ir_text)
-        llmod.verify()
-    except RuntimeError as err:
-        raise CodegenError(f"LLVM rejected the generated IR: {err}") from err
-    tm = target_machine_for(target)
-    llmod.triple = tm.triple
-    llmod.data_layout = str(tm.target_data)
-    optimize(llmod, tm, target.opt_level)
-    obj = tm.emit_object(llmod)
-    ll = str(llmod)
+    obj, ll = _compile_here(ir_text, target)
     cache.store(key, obj, {"ll": ll, "target": target.resolved()})
     return obj, ll
 
 
 def build_llvm(mod, target) -> Module:
-    """Compile every PrimFunc of the lowered `mod` for the CPU `target`."""
-    llmod, metas = codegen_module(mod, target)
-    obj, ll = compile_ir(str(llmod), target)
+    """Compile every PrimFunc of the lowered `mod` for the CPU `target`.
+
+    A large module is split into one part per core, each its own LLVM module and object file,
+    compiled at once: this process compiles one part, worker processes the others
+    (`object_compiler`), and each part has its own object-cache entry.
+    """
     info = {"triple": target.triple, "cpu": target.mcpu, "features": ",".join(target.mattr),
             "opt": target.opt_level, "str": str(target)}
-    return Module(obj, metas, info, ll)
+    llmod, metas = codegen_module(mod, target)
+    text = str(llmod)
+    parts = _partition(mod, llmod, parallel_parts()) if len(text) >= PARALLEL_MIN_CHARS else [mod]
+    if len(parts) == 1:
+        obj, ll = compile_ir(text, target)
+        return Module(obj, metas, info, ll)
+    texts, metas = [], []
+    for part in parts:
+        llmod, part_metas = codegen_module(part, target)
+        texts.append(str(llmod))
+        metas += part_metas
+    results = compile_many(texts, target)
+    return Module([obj for obj, _ in results], metas, info, [ll for _, ll in results])
+
+
+# Modules whose LLVM IR is shorter than this compile in this process alone: starting a worker
+# costs more than it saves.
+PARALLEL_MIN_CHARS = 400_000
+
+
+def parallel_parts() -> int:
+    """How many parts a large module is compiled in: `GRAPHC_COMPILE_JOBS` ("auto": the cores
+    this process may use), else 1 (no worker processes).
+
+    Off by default: ResNet-50 compiled in two parts ran into an illegal instruction (SIGILL in
+    a kernel of its first call; one part runs it correctly), not yet understood."""
+    setting = os.environ.get("GRAPHC_COMPILE_JOBS", "").strip()
+    if setting.isdigit() and int(setting) > 0:
+        return int(setting)
+    if setting != "auto":
+        return 1
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:
+        return max(1, os.cpu_count() or 1)
+
+
+def _partition(mod, llmod, count: int) -> list:
+    """The PrimFuncs of `mod` in at most `count` modules of about equal LLVM work (the length of
+    each one's LLVM IR in `llmod`, the whole module's: the largest first into the lightest part)."""
+    from ...ir.module import IRModule
+    from ...tir.function import PrimFunc
+
+    funcs = [(gv, f) for gv, f in mod.items() if isinstance(f, PrimFunc)]
+    if count <= 1 or len(funcs) <= 1:
+        return [mod]
+    names = {f.attrs.get("global_symbol") or gv.name_hint: gv for gv, f in funcs}
+    weight = dict.fromkeys(names.values(), 0)
+    for fn in llmod.functions:  # f, f_compute and its outlined parallel bodies f_compute_...
+        owner = fn.name
+        while owner and owner not in names:
+            owner = owner.rpartition("_")[0]
+        if owner:
+            weight[names[owner]] += len(str(fn))
+    bins = [[0, []] for _ in range(min(count, len(funcs)))]
+    for gv, f in sorted(funcs, key=lambda item: -weight[item[0]]):
+        lightest = min(bins, key=lambda b: b[0])
+        lightest[0] += weight[gv]
+        lightest[1].append((gv, f))
+    return [IRModule(dict(items)) for _, items in bins if items]
+
+
+def compile_many(texts: list[str], target) -> list[tuple[bytes, str]]:
+    """`compile_ir` of each text, the cache misses spread over this process and worker processes."""
+    ensure_llvm()
+    resolved = target.resolved()
+    keys = [cache.cache_key(text, resolved) for text in texts]
+    results: list = [None] * len(texts)
+    for i, key in enumerate(keys):
+        hit = cache.load(key)
+        if hit is not None:
+            results[i] = (hit[0], hit[1].get("ll", ""))
+    missing = [i for i, r in enumerate(results) if r is None]
+    if not missing:
+        return results
+    request = (target.triple, target.mcpu, machine_features(target), target.opt_level)
+    mine, theirs = missing[0], missing[1:]
+    sent = []  # (worker, index) of the parts handed to a worker
+    try:
+        workers = object_compiler.POOL.ensure(len(theirs)) if theirs else []
+        for worker, i in zip(workers, theirs):
+            object_compiler.POOL.submit(worker, (texts[i], *request))
+            sent.append((worker, i))
+    except OSError:  # no worker could be started or reached: the rest is compiled here
+        pass
+    try:
+        results[mine] = _compile_here(texts[mine], target)
+    finally:
+        for worker, i in sent:
+            try:
+                results[i] = object_compiler.POOL.result(worker)
+            except RuntimeError as err:
+                raise CodegenError(f"LLVM rejected the generated IR: {err}") from err
+            except (EOFError, OSError):  # the worker died: compile it here
+                results[i] = _compile_here(texts[i], target)
+    for i in missing:
+        if results[i] is None:
+            results[i] = _compile_here(texts[i], target)
+    for i in missing:
+        cache.store(keys[i], results[i][0], {"ll": results[i][1], "target": resolved})
+    return results
+
+
+def _compile_here(text: str, target) -> tuple[bytes, str]:
+    tm = target_machine_for(target)
+    try:
+        llmod = llvm.parse_assembly(text)
+        llmod.verify()
+    except RuntimeError as err:
+        raise CodegenError(f"LLVM rejected the generated IR: {err}") from err
+    llmod.triple = tm.triple
+    llmod.data_layout = str(tm.target_data)
+    optimize(llmod, tm, target.opt_level)
+    return tm.emit_object(llmod), str(llmod)
 

@@ -101,12 +101,12 @@ def _row_bytes(buffer) -> int | None:
     return buffer.shape[-1].value * DataType(buffer.dtype).itemsize
 
 
-def _staging(func, realize: BlockRealize, index: int, region, written: set, max_bytes: int) -> Staging | None:
+def _staging(func, realize: BlockRealize, index: int, region, written, max_bytes: int) -> Staging | None:
     buffer = region.buffer
-    if buffer.scope not in ("global", "") or buffer in written:
+    if buffer.scope not in ("global", ""):
         return None
     row = _row_bytes(buffer)
-    if row is None or row % L1_WAY_BYTES:
+    if row is None or row % L1_WAY_BYTES or buffer in written():
         return None
     nest = reduction_nest(func, realize)
     if nest is None:
@@ -140,7 +140,13 @@ def find_stagings(func: PrimFunc, max_bytes: int = DEFAULT_MAX_BYTES) -> list[St
     """The operand tiles of `func` this pass would stage, in program order (module docstring)."""
     if not isinstance(func.body, BlockRealize) or not targets_cpu(func):
         return []
-    written = _written_buffers(func)
+    cached: list[set] = []
+
+    def written() -> set:  # the access analysis is costly: only for buffers that pass the cheap tests
+        if not cached:
+            cached.append(_written_buffers(func))
+        return cached[0]
+
     found = []
     for realize in unique_realizes(func):
         for index, region in enumerate(access(realize.block)[0]):
