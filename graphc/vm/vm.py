@@ -153,13 +153,9 @@ class VirtualMachine:
         """The device the executable's virtual device `index` runs on."""
         virtual = self.executable.virtual_devices
         want = virtual[index].device_type if 0 <= index < len(virtual) else self.devices[0].device_type
-        for d in self.devices:
-            if d.device_type == want:
-                return d
-        if want == "cpu":
+        if want == "cpu" and all(d.device_type != "cpu" for d in self.devices):
             return cpu()
-        raise VMError(f"the executable needs a {want} device, but this VirtualMachine has "
-                      f"{', '.join(str(d) for d in self.devices)}")
+        return self.device_of_type(want)
 
     def _place(self, const):
         home = self.devices[0]
