@@ -22,7 +22,7 @@ def default_rules(target: str | dict | Target | None = None) -> list[ScheduleRul
     if target.is_cpu:
         return [cpu.Reduction(), cpu.Fallback()]
     if target.is_gpu:
-        return [gpu.Fallback()]
+        return [gpu.Reduction(), gpu.GeneralReduction(), gpu.Fallback()]
     return []
 
 

@@ -9,5 +9,6 @@ applies to every PrimFunc.
 """
 
 from .fallback import Fallback, FallbackConfig
+from .reduction import GeneralReduction, Reduction, ReductionConfig
 
-__all__ = ["Fallback", "FallbackConfig"]
+__all__ = ["Fallback", "FallbackConfig", "GeneralReduction", "Reduction", "ReductionConfig"]

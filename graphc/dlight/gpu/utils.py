@@ -104,8 +104,8 @@ def single_thread_function(func):
 
     body = func.body
     if isinstance(body, BlockRealize) and body.block.name_hint == "root":
-        block = body.block
-        return func.with_body(BlockRealize(body.iter_values, body.predicate, _replace_body(block, wrap(block.body))))
+        block = _replace_body(body.block, wrap(body.block.body))
+        return func.with_body(BlockRealize(body.iter_values, body.predicate, block))
     return func.with_body(wrap(body))
 
 
