@@ -22,7 +22,7 @@ def default_rules(target: str | dict | Target | None = None) -> list[ScheduleRul
     if target.is_cpu:
         return [cpu.Reduction(), cpu.Fallback()]
     if target.is_gpu:
-        return [gpu.Reduction(), gpu.GeneralReduction(), gpu.Fallback()]
+        return [gpu.Matmul(), gpu.GEMV(), gpu.Reduction(), gpu.GeneralReduction(), gpu.Fallback()]
     return []
 
 

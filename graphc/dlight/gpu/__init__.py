@@ -9,6 +9,7 @@ applies to every PrimFunc.
 """
 
 from .fallback import Fallback, FallbackConfig
+from .matmul import GEMV, GEMVConfig, Matmul, MatmulConfig, match_matmul
 from .reduction import GeneralReduction, Reduction, ReductionConfig
 
-__all__ = ["Fallback", "FallbackConfig", "GeneralReduction", "Reduction", "ReductionConfig"]
+__all__ = ["GEMV", "GEMVConfig", "Matmul", "MatmulConfig", "match_matmul", "Fallback", "FallbackConfig", "GeneralReduction", "Reduction", "ReductionConfig"]

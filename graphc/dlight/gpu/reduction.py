@@ -76,12 +76,18 @@ def _plan(sch: Schedule) -> tuple[list, int] | None:
     if not reductions or any(not (i.is_injective() or (i.is_reduction() and _ROW.fullmatch(i.dom_kind())))
                              for i in infos):
         return None
-    lead = _leading_s(reductions[0])
-    dims = [str(it.dom) for it in reductions[0].iters[:lead]]
+    # the loops every block shares (same extents, outermost first): one thread block each;
+    # a reduction's spatial loops past them must be unit loops (layer norm's kept dims)
+    lead = min(_leading_s(i) for i in reductions)
     for info in infos:
-        if len(info.iters) < lead or [str(it.dom) for it in info.iters[:lead]] != dims:
+        lead = min(lead, len(info.iters))
+        while lead and [str(d) for d in info.dom()[:lead]] != [str(d) for d in reductions[0].dom()[:lead]]:
+            lead -= 1
+    for info in reductions:
+        if any(it.extent != 1 for it in info.iters[lead:_leading_s(info)]):
             return None
-        if info.is_injective() and len(info.iters) == lead and info is not infos[-1]:
+    for info in infos[:-1]:
+        if info.is_injective() and len(info.iters) == lead:
             return None
     if not is_output_block(sch, infos[-1].block_rv):
         return None
