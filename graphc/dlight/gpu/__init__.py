@@ -12,4 +12,15 @@ from .fallback import Fallback, FallbackConfig
 from .matmul import GEMV, GEMVConfig, Matmul, MatmulConfig, match_matmul
 from .reduction import GeneralReduction, Reduction, ReductionConfig
 
-__all__ = ["GEMV", "GEMVConfig", "Matmul", "MatmulConfig", "match_matmul", "Fallback", "FallbackConfig", "GeneralReduction", "Reduction", "ReductionConfig"]
+__all__ = [
+    "GEMV",
+    "Fallback",
+    "FallbackConfig",
+    "GEMVConfig",
+    "GeneralReduction",
+    "Matmul",
+    "MatmulConfig",
+    "Reduction",
+    "ReductionConfig",
+    "match_matmul",
+]
