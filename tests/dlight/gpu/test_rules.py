@@ -26,7 +26,8 @@ def _stmts(func, kind):
 
 
 def _bindings(func):
-    return {s.thread_binding.thread_tag for s in _stmts(func, tir.For) if s.kind == tir.ForKind.THREAD_BINDING}
+    loops = _stmts(func, tir.For)
+    return {s.thread_binding.thread_tag for s in loops if s.kind == tir.ForKind.THREAD_BINDING}
 
 
 def test_default_rules_follow_tvms_order_for_gpus():
@@ -213,7 +214,8 @@ def test_gemv_takes_batch_one_linear_layers():
 def test_matmul_and_reduction_kernels_compile_to_cubins_without_spills():
     funcs = {"dense": _dense(128, 768, 768), "bmm": _batch_matmul(12, 128, 64, 128),
              "softmax": _softmax(128, 512), "gemv": _dense(1, 768, 768)}
-    mod = IRModule({name: schedule(f, ALL, "cuda").with_attr("global_symbol", name) for name, f in funcs.items()})
+    mod = IRModule({name: schedule(f, ALL, "cuda").with_attr("global_symbol", name)
+                    for name, f in funcs.items()})
     usage = check_cubins(mod)
     for info in usage.values():
         assert all(u["smem"] <= 48 * 1024 for u in info.values()), info
