@@ -5,7 +5,7 @@ compile to cubins for sm_80 and sm_90. Models are tiny: PoCL on a small CPU is s
 import numpy as np
 import pytest
 import torch
-from gpu_check import check_cubins, opencl_device
+from gpu_check import opencl_device
 
 import graphc
 import graphc.dlight.default as dlight_default
