@@ -44,8 +44,8 @@ def build_model(name: str, small: bool):
         cfg = tf.GPT2Config(vocab_size=128, n_embd=64, n_layer=2, n_head=2) if small else tf.GPT2Config()
         return tf.GPT2Model(cfg), (torch.randint(0, 100, (1, 16 if small else 128)),)
     if name == "vit":
-        cfg = (tf.ViTConfig(image_size=32, patch_size=8, hidden_size=64, num_hidden_layers=2, num_attention_heads=2,
-                            intermediate_size=128) if small else tf.ViTConfig())
+        cfg = (tf.ViTConfig(image_size=32, patch_size=8, hidden_size=64, num_hidden_layers=2,
+                            num_attention_heads=2, intermediate_size=128) if small else tf.ViTConfig())
         return tf.ViTModel(cfg), (torch.randn(1, 3, 32 if small else 224, 32 if small else 224),)
     cfg = (tf.ResNetConfig(embedding_size=16, hidden_sizes=[16, 32], depths=[1, 1]) if small
            else tf.ResNetConfig.from_dict({"depths": [3, 4, 6, 3], "hidden_sizes": [256, 512, 1024, 2048],
