@@ -62,12 +62,32 @@ def schedule_block(sch: Schedule, info, threads: int) -> Schedule:
     """Bind one block (see the module docstring); returns the schedule that holds the result."""
     if is_bound(sch, info.block_rv):
         return sch
-    sch, done = guarded(sch, _bind_and_hoist, info, threads)
+    sch, done = guarded(sch, _matrix_or_rows, info, threads)
+    if not done:
+        sch, done = guarded(sch, _bind_and_hoist, info, threads)
     if not done:
         sch, done = guarded(sch, bind_single_thread, info)
     if not done:
         raise ScheduleError(f"gpu.Fallback could not bind block {info.name!r}")
     return sch
+
+
+def _matrix_or_rows(sch: Schedule, info, threads: int) -> None:
+    """A block of a function no other rule took that is a matrix product or a row reduction by
+    itself (attention's scores, its softmax's max and sum) gets that rule's schedule, as its
+    own kernel; anything else raises ScheduleError (the caller then binds it generically)."""
+    from .matmul import MatmulConfig, match_matmul, tile_matmul
+    from .reduction import schedule_rows
+
+    roles = match_matmul(sch, info)
+    if roles is not None and all(it.extent != 1 for it in (*roles.i, *roles.j)):
+        tile_matmul(sch, [info], roles, MatmulConfig())
+        return
+    kinds = info.dom_kind()
+    if info.is_reduction() and kinds.rstrip("R") and set(kinds.rstrip("R")) == {"S"}:
+        schedule_rows(sch, [info], len(kinds.rstrip("R")), threads)
+        return
+    raise ScheduleError(f"block {info.name!r} is neither a matrix product nor a row reduction")
 
 
 def _bind_and_hoist(sch: Schedule, info, threads: int) -> None:

@@ -68,6 +68,7 @@ class _Roles:
     j: list  # loop infos of the axes only B reads (fused into one column axis)
     k: object
     reads: tuple  # (index of A in block.reads, index of B)
+    i_first: bool  # C's row axis comes before its column axis
 
 
 def _direct_loops(sch: Schedule, info: BlockInfo) -> dict | None:
@@ -119,10 +120,13 @@ def match_matmul(sch: Schedule, info: BlockInfo) -> _Roles | None:
     i = [v for v in order if v in only_a][-1]
     j = [v for v in order if v in only_b][-1]
     out = [x.min for x in block.writes[0].region]
-    if len(block.writes) != 1 or len(out) < 2 or out[-2] is not i or out[-1] is not j:
-        return None  # the register tile's write-back assumes C[..., i, j]
+    if len(block.writes) != 1 or not all(any(x is v for v in spatial) for x in out):
+        return None  # the register tile's write-back needs each output axis to be one iter
+    if not any(x is i for x in out) or not any(x is j for x in out):
+        return None
     batch = [loops[v][1] for v in order if v is not i and v is not j]
-    return _Roles(info, batch, [loops[i][1]], [loops[j][1]], loops[k][1], (ia, ib))
+    i_first = [n for n, x in enumerate(out) if x is i][0] < [n for n, x in enumerate(out) if x is j][0]
+    return _Roles(info, batch, [loops[i][1]], [loops[j][1]], loops[k][1], (ia, ib), i_first)
 
 
 def _find(sch: Schedule):
@@ -171,13 +175,13 @@ class Matmul(ScheduleRule):
             return None
         trial = sch.copy()
         try:
-            _tile(trial, infos, roles, cfg)
+            tile_matmul(trial, infos, roles, cfg)
         except ScheduleError:
             return None
         return trial
 
 
-def _tile(sch: Schedule, infos: list, roles: _Roles, cfg: MatmulConfig) -> None:
+def tile_matmul(sch: Schedule, infos: list, roles: _Roles, cfg: MatmulConfig) -> None:
     block = roles.info.block_rv
     batch = [it.loop_rv for it in roles.batch]
     i_loops, j_loops = [it.loop_rv for it in roles.i], [it.loop_rv for it in roles.j]
@@ -201,7 +205,7 @@ def _tile(sch: Schedule, infos: list, roles: _Roles, cfg: MatmulConfig) -> None:
         except ScheduleError:
             pass
     sch.reverse_compute_at(local, bx)
-    _bind_tile(sch, sch.get_loops(local)[1:], cfg)
+    _bind_tile(sch, sch.get_loops(local)[1:], cfg, roles.i_first)
     for info in infos[1:]:  # an epilogue that would not fold: the same threads, after the tile
         if _exists(sch, info.name):
             sch.reverse_compute_at(sch.get_block(info.name), bx)
@@ -221,14 +225,23 @@ def _tile(sch: Schedule, infos: list, roles: _Roles, cfg: MatmulConfig) -> None:
         sch.bind(tx, "threadIdx.x")
 
 
-def _bind_tile(sch: Schedule, loops: list, cfg: MatmulConfig) -> None:
-    """Bind the write-back of the register tile so each thread copies the elements it owns."""
-    *outer, li, lj = loops
+def _bind_tile(sch: Schedule, loops: list, cfg: MatmulConfig, i_first: bool) -> None:
+    """Bind the write-back of the register tile so each thread copies the elements it owns (the
+    batch axes are unit loops under the thread block; `i_first`: C's row axis comes first)."""
+    loops = [lp for lp in loops if not _unit(sch, lp)]
+    if len(loops) != 2:
+        raise ScheduleError("the register tile's write-back is not a 2-D loop nest")
+    li, lj = loops if i_first else loops[::-1]
     ty, _ = sch.split(li, [cfg.threads_y, cfg.tile_i])
     tx, _ = sch.split(lj, [cfg.threads_x, cfg.tile_j])
     sch.reorder(ty, tx)
     sch.bind(ty, "threadIdx.y")
     sch.bind(tx, "threadIdx.x")
+
+
+def _unit(sch: Schedule, loop) -> bool:
+    extent = sch.get(loop).extent
+    return isinstance(extent, IntImm) and extent.value == 1
 
 
 def _exists(sch: Schedule, name: str) -> bool:
@@ -274,4 +287,4 @@ class GEMV(ScheduleRule):
         return trial
 
 
-__all__ = ["GEMV", "GEMVConfig", "Matmul", "MatmulConfig", "match_matmul"]
+__all__ = ["GEMV", "GEMVConfig", "Matmul", "MatmulConfig", "match_matmul", "tile_matmul"]

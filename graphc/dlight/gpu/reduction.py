@@ -110,7 +110,14 @@ def _bind_threads(sch: Schedule, loops: list, threads: int, reduce: bool) -> Non
 
 
 def schedule_rows(sch: Schedule, infos: list, lead: int, threads: int) -> None:
-    """The schedule the module docstring describes, on `sch` in place."""
+    """The schedule the module docstring describes, on `sch` in place. Raises ScheduleError
+    when a reduction's update is not `B = B <op> value` (a masked `if` around it, say), which
+    the threads' allreduce could not fold."""
+    from ...tir.schedule.reduction import _combiner  # the check LowerCrossThreadReduction makes
+
+    for info in infos:
+        if info.reduction_block:
+            _combiner(sch.get(info.block_rv), f"reduce block {info.name!r} across threads")
     last = infos[-1]
     loops = [it.loop_rv for it in last.iters]
     if lead:
