@@ -37,7 +37,7 @@ from ...errors import ScheduleError
 from ...tir.function import PrimFunc
 from ...tir.schedule import Schedule
 from ..base import ScheduleRule, get_block_info, try_inline
-from ..base.analysis import BlockInfo, is_output_block
+from ..base.analysis import BlockInfo, is_output_block, normalize_prim_func
 from .utils import max_threads, thread_extent
 
 _ROW = re.compile(r"S*R+")
@@ -67,8 +67,6 @@ def _plan(sch: Schedule) -> tuple[list, int] | None:
                 sch.compute_inline(info.block_rv)
             except ScheduleError:
                 return None
-    from ..base.analysis import normalize_prim_func
-
     infos = normalize_prim_func(sch)
     if not infos:
         return None
@@ -97,7 +95,8 @@ def _plan(sch: Schedule) -> tuple[list, int] | None:
 def _bind_threads(sch: Schedule, loops: list, threads: int, reduce: bool) -> None:
     """Fuse `loops` and bind an inner part to threadIdx.x: a reduction's threads take
     interleaved elements (the thread loop moves outside), an injective block's threads take
-    consecutive ones. No loops: a unit loop is bound, so every block runs under threadIdx.x."""
+    consecutive ones. A block with no loops left runs in every thread of the row (the same
+    value written by each, as for an epilogue that reads the allreduce's result)."""
     if not loops:
         return
     fused = sch.fuse(*loops) if len(loops) > 1 else loops[0]
