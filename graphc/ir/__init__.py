@@ -2,13 +2,14 @@
 
 from . import transform
 from .dtype import DataType
-from .module import GlobalVar, IRModule
+from .module import DummyGlobalInfo, GlobalVar, IRModule
 from .node import Node
 from .op_attr import get_op_attr, register_intrin_lowering, register_op_attr
 from .structural import assert_structural_equal, structural_equal, structural_hash
 
 __all__ = [
     "DataType",
+    "DummyGlobalInfo",
     "GlobalVar",
     "IRModule",
     "Node",
