@@ -12,7 +12,7 @@ a new rule reaches every user by being added here.
 from __future__ import annotations
 
 from ..target import Target
-from . import cpu
+from . import cpu, gpu
 from .base import ApplyDefaultSchedule, ScheduleRule
 
 
@@ -21,7 +21,8 @@ def default_rules(target: str | dict | Target | None = None) -> list[ScheduleRul
     target = Target.resolve(target)
     if target.is_cpu:
         return [cpu.Attention(), cpu.Matmul(), cpu.Conv2d(), cpu.Reduction(), cpu.Fallback()]
-    # dlight.gpu defines no rules, so GPU kernels stay as their author scheduled them
+    if target.is_gpu:
+        return [gpu.Matmul(), gpu.GEMV(), gpu.Reduction(), gpu.GeneralReduction(), gpu.Fallback()]
     return []
 
 

@@ -1,10 +1,26 @@
-"""GPU default-schedule rules.
+"""GPU default-schedule rules (TVM's dlight.gpu), tried in this order by `default_rules`:
 
-The GPU rules (Matmul, GEMV, Reduction, GeneralReduction, Fallback) plug in here with the
-same interface as the CPU ones: each is a `graphc.dlight.ScheduleRule` whose
-`apply(func, target, tunable)` returns a `tir.Schedule` binding loops to blockIdx/threadIdx,
-or None when it does not apply; `ApplyDefaultSchedule(gpu.Matmul(), ..., gpu.Fallback())`
-runs them. None exist yet.
+Matmul, GEMV, LowBatchGEMV, Reduction, GeneralReduction, Transpose, Fallback.
+
+Each is a `graphc.dlight.ScheduleRule` whose `apply(func, target, tunable)` returns a
+`tir.Schedule` binding loops to blockIdx/threadIdx, or None when it does not apply; each
+keeps its decisions (thread extents, tile sizes) in one small config object. `Fallback`
+applies to every PrimFunc.
 """
 
-__all__: list[str] = []
+from .fallback import Fallback, FallbackConfig
+from .matmul import GEMV, GEMVConfig, Matmul, MatmulConfig, match_matmul
+from .reduction import GeneralReduction, Reduction, ReductionConfig
+
+__all__ = [
+    "GEMV",
+    "Fallback",
+    "FallbackConfig",
+    "GEMVConfig",
+    "GeneralReduction",
+    "Matmul",
+    "MatmulConfig",
+    "Reduction",
+    "ReductionConfig",
+    "match_matmul",
+]

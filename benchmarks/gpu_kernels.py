@@ -1,0 +1,185 @@
+"""The kernels the default GPU schedules (dlight.gpu) give a model, compiled for CUDA by NVRTC.
+
+Per model: every kernel with the rule that scheduled it, its grid and block sizes, registers,
+spills and static shared memory (from ptxas), an occupancy estimate (resident threads per SM
+over 2048, limited by threads, registers and shared memory of an A100-class SM), and the
+share of the model's arithmetic (loop iterations of reduction blocks, times the calls in
+`main`) that goes through Matmul/GEMV rather than the other rules. Needs NVRTC only, no GPU.
+
+    .venv/bin/python benchmarks/gpu_kernels.py [--models bert gpt2 vit resnet] [--arch sm_80] [--small]
+
+`--small` uses tiny configurations (seconds instead of minutes); the full-size models are
+BERT-base, GPT-2 small, ViT-base and ResNet-50 at batch 1 (sequence 128, images 224x224).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+import warnings
+
+import torch
+
+import graphc
+import graphc.frontend.torch as graphc_torch
+from graphc import relax, tir
+from graphc.dlight import default_rules
+from graphc.dlight.base import try_inline
+from graphc.dlight.gpu import match_matmul
+from graphc.relax.expr_functor import ExprVisitor
+from graphc.relax.transform import InlinePermuteIntoConsumers
+from graphc.target import Target
+from graphc.tir.schedule.state import walk
+
+SM_THREADS, SM_REGISTERS, SM_SHARED, SM_BLOCKS = 2048, 65536, 164 * 1024, 32
+
+
+def build_model(name: str, small: bool):
+    import transformers as tf
+
+    if name == "bert":
+        cfg = (tf.BertConfig(vocab_size=128, hidden_size=64, num_hidden_layers=2, num_attention_heads=2,
+                             intermediate_size=128) if small else tf.BertConfig())
+        return tf.BertModel(cfg), (torch.randint(0, 100, (1, 16 if small else 128)),)
+    if name == "gpt2":
+        cfg = tf.GPT2Config(vocab_size=128, n_embd=64, n_layer=2, n_head=2) if small else tf.GPT2Config()
+        return tf.GPT2Model(cfg), (torch.randint(0, 100, (1, 16 if small else 128)),)
+    if name == "vit":
+        cfg = (tf.ViTConfig(image_size=32, patch_size=8, hidden_size=64, num_hidden_layers=2,
+                            num_attention_heads=2, intermediate_size=128) if small else tf.ViTConfig())
+        return tf.ViTModel(cfg), (torch.randn(1, 3, 32 if small else 224, 32 if small else 224),)
+    cfg = (tf.ResNetConfig(embedding_size=16, hidden_sizes=[16, 32], depths=[1, 1]) if small
+           else tf.ResNetConfig.from_dict({"depths": [3, 4, 6, 3], "hidden_sizes": [256, 512, 1024, 2048],
+                                           "layer_type": "bottleneck", "embedding_size": 64}))
+    return tf.ResNetModel(cfg), (torch.randn(1, 3, 64 if small else 224, 64 if small else 224),)
+
+
+class _First(torch.nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return self.model(x)[0]
+
+
+class _Calls(ExprVisitor):
+    def __init__(self):
+        self.count: dict = {}
+
+    def visit_GlobalVar(self, gv):
+        self.count[gv.name_hint] = self.count.get(gv.name_hint, 0) + 1
+
+
+def work(func: tir.PrimFunc, rule: str) -> dict:
+    """{category: loop iterations} of a function's blocks after inlining (symbolic extents count
+    as 1): reduction blocks only when there are any (their multiply-adds dominate). A matrix
+    product block of a function `Fallback` took is tiled like `Matmul`'s (its category says so)."""
+    sch = tir.Schedule(func)
+    infos = try_inline(sch) or []
+    reductions = [i for i in infos if i.reduction_block] or infos
+    out: dict = {}
+    for info in reductions:
+        n = 1
+        for it in info.iters:
+            n *= it.extent or 1
+        category = rule
+        if rule == "Fallback":
+            roles = match_matmul(sch, info)
+            if roles is not None and all(it.extent != 1 for it in (*roles.i, *roles.j)):
+                category = "Fallback (Matmul tiles)"
+        out[category] = out.get(category, 0) + n
+    return out
+
+
+def launches(func: tir.PrimFunc) -> list:
+    """Per kernel (root loop nest with thread bindings): ({tag: extent} of blockIdx, of threadIdx)."""
+    out = []
+    body = func.body
+    roots = body.block.body if isinstance(body, tir.BlockRealize) else body
+    nests = roots.seq if isinstance(roots, tir.SeqStmt) else [roots]
+    for nest in nests:
+        grid, block = {}, {}
+        for s in walk(nest):
+            if isinstance(s, tir.For) and s.kind == tir.ForKind.THREAD_BINDING:
+                tag = s.thread_binding.thread_tag
+                ext = s.extent.value if isinstance(s.extent, tir.IntImm) else str(s.extent)
+                (grid if tag.startswith("blockIdx") else block)[tag] = ext
+        if grid or block:
+            out.append((grid, block))
+    return out
+
+
+def occupancy(threads: int, registers: int, smem: int) -> float:
+    blocks = min(SM_BLOCKS, SM_THREADS // max(threads, 1))
+    if registers:
+        blocks = min(blocks, SM_REGISTERS // (registers * threads))
+    if smem:
+        blocks = min(blocks, SM_SHARED // smem)
+    return blocks * threads / SM_THREADS
+
+
+def report(name: str, small: bool, arch: str) -> None:
+    torch.manual_seed(0)
+    model, inputs = build_model(name, small)
+    t0 = time.perf_counter()
+    mod = graphc_torch.from_exported_program(torch.export.export(_First(model).eval(), inputs))
+    mod = InlinePermuteIntoConsumers()(relax.get_pipeline("zero")(mod))
+    calls = _Calls()
+    calls.visit_expr(mod["main"])
+    target = Target(f"cuda -arch={arch}")
+    rules = default_rules(target)
+    scheduled, taken, flops = {}, {}, {}
+    for gv, func in mod.items():
+        if not isinstance(func, tir.PrimFunc) or func.attrs.get("tir.is_host_func"):
+            continue
+        for rule in rules:
+            sch = rule.apply(func, target, False)
+            if sch is not None:
+                scheduled[gv.name_hint] = sch.mod[sch.func_name].with_attr("global_symbol", gv.name_hint)
+                taken[gv.name_hint] = rule.name
+                break
+        for category, n in work(func, taken[gv.name_hint]).items():
+            flops[category] = flops.get(category, 0) + n * calls.count.get(gv.name_hint, 1)
+    lib = graphc.build(graphc.IRModule(scheduled), target=target)
+    info = lib.imported_modules[0].kernel_info
+    seconds = time.perf_counter() - t0
+    print(f"\n== {name}{' (small)' if small else ''}: {len(scheduled)} functions, {len(info)} kernels, "
+          f"compiled for {arch} in {seconds:.0f} s")
+    print(f"{'kernel':58s} {'rule':16s} {'grid':>14s} {'block':>10s} {'regs':>4s} {'spill':>5s} "
+          f"{'smem':>6s} {'occ':>5s}")
+    spills = big_smem = 0
+    for fname in sorted(scheduled):
+        kernels = sorted(k for k in info if k == f"{fname}_kernel" or k.startswith(f"{fname}_kernel_"))
+        for kname, (grid, block) in zip(kernels, launches(scheduled[fname])):
+            u = info[kname][arch]
+            threads = 1
+            for v in block.values():
+                threads *= v if isinstance(v, int) else 1
+            spills += bool(u["spill_stores"] or u["spill_loads"])
+            big_smem += u["smem"] > 48 * 1024
+            g = "x".join(str(grid.get(f"blockIdx.{a}", 1)) for a in "xyz")
+            b = "x".join(str(block.get(f"threadIdx.{a}", 1)) for a in "xyz")
+            print(f"{kname[:58]:58s} {taken[fname]:16s} {g:>14s} {b:>10s} {u['registers']:4d} "
+                  f"{u['spill_stores'] + u['spill_loads']:5d} {u['smem']:6d} "
+                  f"{occupancy(threads, u['registers'], u['smem']):5.2f}")
+    total = sum(flops.values()) or 1
+    share = sum(v for k, v in flops.items() if k in ("Matmul", "GEMV", "Fallback (Matmul tiles)")) / total
+    parts = ", ".join(f"{r} {100 * v / total:.1f}%" for r, v in sorted(flops.items(), key=lambda x: -x[1]))
+    print(f"arithmetic through Matmul/GEMV schedules: {100 * share:.1f}%  (by rule: {parts})")
+    print(f"kernels that spill: {spills}; over 48 KiB static shared memory: {big_smem}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", nargs="+", default=["bert", "gpt2", "vit", "resnet"])
+    parser.add_argument("--arch", default="sm_80")
+    parser.add_argument("--small", action="store_true")
+    args = parser.parse_args()
+    warnings.filterwarnings("ignore")
+    for name in args.models:
+        report(name, args.small, args.arch)
+
+
+if __name__ == "__main__":
+    main()
