@@ -29,7 +29,7 @@ from graphc.dlight.gpu import match_matmul
 from graphc.relax.expr_functor import ExprVisitor
 from graphc.relax.transform import InlinePermuteIntoConsumers
 from graphc.target import Target
-from graphc.tir.schedule.state import walk
+from graphc.tir.analysis.launch import thread_launches
 
 SM_THREADS, SM_REGISTERS, SM_SHARED, SM_BLOCKS = 2048, 65536, 164 * 1024, 32
 
@@ -92,24 +92,6 @@ def work(func: tir.PrimFunc, rule: str) -> dict:
     return out
 
 
-def launches(func: tir.PrimFunc) -> list:
-    """Per kernel (root loop nest with thread bindings): ({tag: extent} of blockIdx, of threadIdx)."""
-    out = []
-    body = func.body
-    roots = body.block.body if isinstance(body, tir.BlockRealize) else body
-    nests = roots.seq if isinstance(roots, tir.SeqStmt) else [roots]
-    for nest in nests:
-        grid, block = {}, {}
-        for s in walk(nest):
-            if isinstance(s, tir.For) and s.kind == tir.ForKind.THREAD_BINDING:
-                tag = s.thread_binding.thread_tag
-                ext = s.extent.value if isinstance(s.extent, tir.IntImm) else str(s.extent)
-                (grid if tag.startswith("blockIdx") else block)[tag] = ext
-        if grid or block:
-            out.append((grid, block))
-    return out
-
-
 def occupancy(threads: int, registers: int, smem: int) -> float:
     blocks = min(SM_BLOCKS, SM_THREADS // max(threads, 1))
     if registers:
@@ -151,7 +133,7 @@ def report(name: str, small: bool, arch: str) -> None:
     spills = big_smem = 0
     for fname in sorted(scheduled):
         kernels = sorted(k for k in info if k == f"{fname}_kernel" or k.startswith(f"{fname}_kernel_"))
-        for kname, (grid, block) in zip(kernels, launches(scheduled[fname])):
+        for kname, (grid, block) in zip(kernels, thread_launches(scheduled[fname])):
             u = info[kname][arch]
             threads = 1
             for v in block.values():

@@ -105,6 +105,7 @@ class CompileRecord:
     profile_total: float | None = None
     peaks: Peaks | None = None
     profile_note: str = ""
+    gpu_kernels: list[dict] = field(default_factory=list)
 
     def stage(self, name: str):
         for record in self.stages:
@@ -234,6 +235,7 @@ def collect(
         record.profile_note = (
             f"not profiled: kernels for {target.kind} run on a device this report does not time"
         )
+        record.gpu_kernels = gpu_kernel_rows(record)
     else:
         _profile(record, inputs if inputs is not None else example_inputs)
     return record
@@ -265,6 +267,36 @@ def _profile(record: CompileRecord, inputs) -> None:
         )
     record.profile_total = result.total
     record.peaks = Peaks.measure()
+
+
+def gpu_kernel_rows(record: CompileRecord) -> list[dict]:
+    """Per GPU kernel: the function it comes from, its schedule rule, its grid and block, and
+    what the device compiler reported (registers, spills, shared memory; CUDA only)."""
+    from ..tir.analysis.launch import thread_launches
+
+    exe = record.stage("bytecode")
+    scheduled = record.stage("scheduled")
+    module = exe.modules.get(record.target.kind)
+    source = module.imported_modules[0] if module is not None and module.imported_modules else None
+    info = getattr(source, "kernel_info", {}) or {}
+    names = [k["name"] for k in source.code.kernels] if source is not None else []
+    rows = []
+    for gv, func in scheduled.items():
+        if not isinstance(func, PrimFunc):
+            continue
+        fname = gv.name_hint
+        kernels = sorted(k for k in names if k == f"{fname}_kernel" or k.startswith(f"{fname}_kernel_"))
+        for kname, (grid, block) in zip(kernels, thread_launches(func)):
+            per_arch = info.get(kname, {})
+            usage = next(iter(per_arch.values()), {}) if per_arch else {}
+            rows.append({
+                "kernel": kname, "function": fname, "rule": func.attrs.get("dlight.rule") or "(by hand)",
+                "grid": "x".join(str(grid.get(f"blockIdx.{a}", 1)) for a in "xyz"),
+                "block": "x".join(str(block.get(f"threadIdx.{a}", 1)) for a in "xyz"),
+                "registers": usage.get("registers"), "smem": usage.get("smem"),
+                "spills": (usage["spill_stores"] + usage["spill_loads"]) if "spill_stores" in usage else None,
+            })
+    return rows
 
 
 def _as_array(x):

@@ -235,7 +235,8 @@ def graph_section(graph: DataflowGraph, svg: str, engine: str, record: CompileRe
 def kernel_section(record: CompileRecord) -> str:
     if not record.kernels:
         return (
-            f'<section id="kernels"><h2>Kernels</h2><p class="note">{_e(record.profile_note)}</p></section>'
+            f'<section id="kernels"><h2>Kernels</h2><p class="note">{_e(record.profile_note)}</p>'
+            f"{_gpu_table(record.gpu_kernels)}</section>"
         )
     peaks = record.peaks
     scheduled = record.stage("scheduled")
@@ -274,6 +275,23 @@ def kernel_section(record: CompileRecord) -> str:
         f'<table><tr><th class="l">kernel</th><th class="l">kind</th><th class="l">schedule rule</th>'
         f"<th>calls</th><th>total ms</th><th>share %</th><th>GFLOP/s</th><th>GB/s</th><th>% of peak</th></tr>"
         f"{''.join(body)}</table></section>"
+    )
+
+
+def _gpu_table(rows: list[dict]) -> str:
+    if not rows:
+        return ""
+    body = "".join(
+        f'<tr><td class="l"><a href="#fn-scheduled-{_e(r["function"])}">{_e(r["kernel"])}</a></td>'
+        f'<td class="l">{_e(r["rule"])}</td><td>{_e(r["grid"])}</td><td>{_e(r["block"])}</td>'
+        f"<td>{_fmt(r['registers'], 0)}</td><td>{_fmt(r['spills'], 0)}</td><td>{_fmt(r['smem'], 0)}</td></tr>"
+        for r in rows
+    )
+    return (
+        '<p class="note">GPU kernels: launch shape from the schedule; registers, spills and static shared '
+        "memory (bytes) as the device compiler reported them (CUDA; – where it does not say).</p>"
+        '<table><tr><th class="l">kernel</th><th class="l">schedule rule</th><th>grid</th><th>block</th>'
+        f"<th>registers</th><th>spills</th><th>shared bytes</th></tr>{body}</table>"
     )
 
 

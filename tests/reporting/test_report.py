@@ -14,7 +14,6 @@ import torch
 from torch import nn
 
 import graphc
-from graphc.errors import CodegenError
 from graphc.reporting import collect, dataflow_graph
 from graphc.reporting.graph import layout_engine
 
@@ -169,17 +168,32 @@ def test_small_bert_report(tmp_path):
     assert len(page) < 10_000_000
 
 
-def test_cuda_report_needs_gpu_schedules(tmp_path):
-    """A GPU target compiles only scheduled kernels: until graphc.dlight.gpu has rules (issue 15),
-    an unscheduled model's report stops at the first unbound kernel with the error naming dlight.gpu.
-    When the rules land, this becomes "the report is written and its kernels say not profiled"."""
+def test_cuda_report_without_profile(tmp_path):
+    """A GPU target compiles (dlight.gpu's default schedules) and reports its stages and each
+    kernel's launch and resources; the kernels are not timed here."""
     pytest.importorskip("cuda.bindings", reason="the CUDA back end needs NVRTC (cuda-bindings)")
     torch.manual_seed(0)
-    with pytest.raises(CodegenError, match=r"graphc\.dlight\.gpu.*Did you forget to bind"):
-        graphc.report(
-            TutorialMLP(), "cuda", example_inputs=(torch.randn(1, 784),), path=tmp_path / "gpu.html"
-        )
-    assert not (tmp_path / "gpu.html").exists()
+    path = graphc.report(
+        TutorialMLP(), "cuda", example_inputs=(torch.randn(1, 784),), path=tmp_path / "gpu.html"
+    )
+    kernels = _sections(Path(path).read_text())["kernels"]
+    assert "not profiled" in kernels
+    rows = re.findall(r'<a href="#fn-scheduled-(\w+)">(\w+)</a></td><td class="l">(\w+)</td>'
+                      r"<td>([\dx]+)</td><td>([\dx]+)</td><td>(\d+)</td><td>(\d+)</td>", kernels)
+    assert rows and all(kernel.startswith(function + "_kernel") for function, kernel, *_ in rows)
+    assert all(int(spills) == 0 and int(registers) > 0 for *_, registers, spills in rows)
+
+
+def test_opencl_report_shows_launch_shapes(tmp_path):
+    if not graphc.opencl().exist:
+        pytest.skip("no OpenCL platform (apt-get install pocl-opencl-icd)")
+    torch.manual_seed(0)
+    path = graphc.report(
+        TutorialMLP(), "opencl", example_inputs=(torch.randn(1, 784),), path=tmp_path / "cl.html"
+    )
+    kernels = _sections(Path(path).read_text())["kernels"]
+    grids = re.findall(r"</td><td>(\d+x\d+x\d+)</td><td>(\d+x\d+x\d+)</td><td>–</td>", kernels)
+    assert grids, kernels
 
 
 def test_bad_layout_is_refused_before_compiling(tmp_path):
