@@ -20,6 +20,7 @@ class BlockPrimitives:
 
     def _apply(self, block: BlockRV, fn, *args):
         """Run functional primitive `fn(func, func_name, block_name, *args)` and commit its func."""
+        block = self._block(block)
         self._block_path(block)
         name = self._name(block)
         result = fn(self._func(block.func_name), block.func_name, name, *args)
@@ -49,7 +50,7 @@ class BlockPrimitives:
         from .compute_at import compute_at
 
         self._check_loops(loop)
-        self._apply(block, compute_at, loop.var, preserve_unit_loops, False)
+        self._apply(block, compute_at, loop.var, preserve_unit_loops, False, index)
 
     @traced
     def reverse_compute_at(
@@ -59,7 +60,7 @@ class BlockPrimitives:
         from .compute_at import compute_at
 
         self._check_loops(loop)
-        self._apply(block, compute_at, loop.var, preserve_unit_loops, True)
+        self._apply(block, compute_at, loop.var, preserve_unit_loops, True, index)
 
     @traced
     def decompose_reduction(self, block: BlockRV, loop: LoopRV) -> BlockRV:
