@@ -71,6 +71,7 @@ class BlockPrimitives:
         from .reduction import decompose_reduction
 
         self._check_loops(loop)
+        block = self._block(block)
         old = self._name(block)
         init_name, update_name = self._apply(block, decompose_reduction, loop.var)
         self._aliases[(block.func_name, old)] = update_name
@@ -84,6 +85,7 @@ class BlockPrimitives:
         before its consumers, and make them read the copy. Returns the copying block."""
         from .cache import cache_read
 
+        block = self._block(block)
         names = None if consumer_blocks is None else [self._name(b) for b in consumer_blocks]
         name = self._apply(block, cache_read, read_buffer_index, storage_scope, names)
         return BlockRV(name, block.func_name)
@@ -96,7 +98,33 @@ class BlockPrimitives:
         after it. Returns the copying block."""
         from .cache import cache_write
 
-        name = self._apply(block, cache_write, write_buffer_index, storage_scope)
+        block = self._block(block)
+        names = None if consumer_blocks is None else [self._name(b) for b in consumer_blocks]
+        name = self._apply(block, cache_write, write_buffer_index, storage_scope, names)
+        return BlockRV(name, block.func_name)
+
+    @traced
+    def reindex_cache_read(
+        self, block: BlockRV, read_buffer_index: int, storage_scope: str, index_map
+    ) -> BlockRV:
+        """Copy the single point `A[f(v)]` that `block` reads into `A_<scope>[index_map(v)]` over the
+        block's own loops, and make the block read that (see reindex_cache.py). Returns the copy block."""
+        from .reindex_cache import reindex_cache
+
+        block = self._block(block)
+        name = self._apply(block, reindex_cache, read_buffer_index, storage_scope, index_map, False)
+        return BlockRV(name, block.func_name)
+
+    @traced
+    def reindex_cache_write(
+        self, block: BlockRV, write_buffer_index: int, storage_scope: str, index_map
+    ) -> BlockRV:
+        """Make `block` write `C_<scope>[index_map(v)]` instead of its single point `C[f(v)]`, copied
+        back by a block after its loops (see reindex_cache.py). Returns the copy block."""
+        from .reindex_cache import reindex_cache
+
+        block = self._block(block)
+        name = self._apply(block, reindex_cache, write_buffer_index, storage_scope, index_map, True)
         return BlockRV(name, block.func_name)
 
     @traced
@@ -111,6 +139,7 @@ class BlockPrimitives:
         """The blocks under `scope_block` that write a buffer of the function's parameters."""
         from .blocks import child_realizes, write_buffers
 
+        scope_block = self._block(scope_block)
         func = self._func(scope_block.func_name)
         params = set(func.buffer_map.values())
         scope = self._block_path(scope_block)[-1].block
@@ -127,6 +156,8 @@ class BlockPrimitives:
         from ..stmt import For, ForKind
         from .state import replace_stmts
 
+        if isinstance(block_or_loop, str):
+            block_or_loop = self._block(block_or_loop)
         if isinstance(block_or_loop, BlockRV):
             stmt = self._block_path(block_or_loop)[-1]
         elif isinstance(block_or_loop, LoopRV):
@@ -168,17 +199,33 @@ class BlockPrimitives:
         `factor * k + offset` (recorded as the block annotation "buffer_dim_align", as TVM does)."""
         from .annotate import annotate
         from .blocks import access
+        from .state import walk
 
+        block = self._block(block)
         blk = self._block_path(block)[-1].block
+        what = f"storage_align buffer {buffer_index} of block {blk.name_hint!r}"
         writes = access(blk)[1]
-        if not 0 <= buffer_index < len(writes):
+        if not isinstance(buffer_index, int) or not 0 <= buffer_index < len(writes):
             raise ScheduleError(
-                f"block {blk.name_hint!r} writes {len(writes)} buffer(s); index {buffer_index}"
+                f"cannot {what}: the block writes {len(writes)} buffer(s); index {buffer_index} is out of "
+                f"range"
             )
-        ndim = len(writes[buffer_index].buffer.shape)
-        if not 0 <= axis < ndim or factor <= 0:
+        buf = writes[buffer_index].buffer
+        ndim = len(buf.shape)
+        if not -ndim <= axis < ndim:
             raise ScheduleError(
-                f"storage_align needs 0 <= axis < {ndim} and factor > 0, got {axis}, {factor}"
+                f"cannot {what}: axis {axis} is out of range [{-ndim}, {ndim}) for {buf.name}"
+            )
+        axis = axis + ndim if axis < 0 else axis
+        if factor <= 0:
+            raise ScheduleError(f"cannot {what}: the factor must be positive, got {factor}")
+        from ..stmt import Block
+
+        func = self._func(block.func_name)
+        if not any(isinstance(s, Block) and any(b is buf for b in s.alloc_buffers) for s in walk(func.body)):
+            raise ScheduleError(
+                f"cannot {what}: {buf.name} is not allocated by a block (it is a function parameter or a "
+                f"match_buffer view), so its strides are not the schedule's to choose"
             )
         aligns = [list(x) for x in blk.annotations.get("buffer_dim_align", [])]
         aligns = [x for x in aligns if not (x[0] == buffer_index and x[1] == axis)]
