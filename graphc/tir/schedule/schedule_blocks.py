@@ -184,11 +184,12 @@ class BlockPrimitives:
         from .state import scope_realizes
 
         path = self._loop_path(loop)
-        realizes = [r for r in scope_realizes(path[-1]) if r.block.init is not None]
-        if len(realizes) != 1:
+        realizes = scope_realizes(path[-1])
+        if len(realizes) != 1 or realizes[0].block.init is None:
+            reductions = sum(1 for r in realizes if r.block.init is not None)
             raise ScheduleError(
-                f"cannot rfactor loop {loop.var.name}: it must contain exactly one reduction block, "
-                f"found {len(realizes)}"
+                f"cannot rfactor loop {loop.var.name}: it must contain exactly one reduction block and no "
+                f"other block, found {len(realizes)} block(s), {reductions} of them reduction blocks"
             )
         block = BlockRV(realizes[0].block.name_hint, loop.func_name)
         return BlockRV(self._apply(block, rfactor, loop.var, factor_axis), loop.func_name)

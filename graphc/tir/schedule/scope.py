@@ -122,8 +122,9 @@ def complete_violation(path: list) -> str | None:
     return None
 
 
-def reduction_violation(func, path: list) -> str | None:
-    """Why the block at the end of `path` is not a reduction block of its scope, or None."""
+def reduction_violation(func, path: list, dominant: bool = True) -> str | None:
+    """Why the block at the end of `path` is not a reduction block of its scope, or None.
+    `dominant=False` skips the only-writer condition."""
     realize = path[-1]
     block = realize.block
     if block.init is None:
@@ -133,7 +134,7 @@ def reduction_violation(func, path: list) -> str | None:
     for iv in block.iter_vars:
         if iv.iter_type not in (IterType.DATA_PAR, IterType.COMM_REDUCE):
             return f"its iter var {iv.var.name} is neither spatial nor a reduction"
-    dom = _dominant_violation(enclosing_block(path), block)
+    dom = _dominant_violation(enclosing_block(path), block) if dominant else None
     if dom:
         return dom
     reduce_vars = {iv.var for iv in block.iter_vars if iv.iter_type == IterType.COMM_REDUCE}
@@ -179,8 +180,8 @@ def check_complete(path: list, what: str) -> None:
         )
 
 
-def check_reduction(func, path: list, what: str) -> None:
-    why = reduction_violation(func, path)
+def check_reduction(func, path: list, what: str, dominant: bool = True) -> None:
+    why = reduction_violation(func, path, dominant)
     if why is not None:
         raise ScheduleError(
             f"cannot {what}: block {path[-1].block.name_hint!r} is not a reduction block: {why}"
