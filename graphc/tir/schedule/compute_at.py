@@ -167,7 +167,13 @@ def compute_at(func, func_name: str, name: str, loop_var: Var, preserve_unit_loo
     the first consumer (compute_at) or at the end (reverse_compute_at), -2 right after the last
     producer, or an explicit position between those two.
     """
-    from .scope import check_complete_or_reduction, check_stage_pipeline, dependences, is_output_block
+    from .scope import (
+        check_complete_or_reduction,
+        check_stage_pipeline,
+        dependences,
+        is_output_block,
+        output_covered,
+    )
 
     prim = "reverse_compute_at" if reverse else "compute_at"
     what = f"{prim} block {name!r} at loop {loop_var.name}"
@@ -211,10 +217,11 @@ def compute_at(func, func_name: str, name: str, loop_var: Var, preserve_unit_loo
     under = scope_realizes(loop)
     if not related:
         raise ScheduleError(f"cannot {what}: the block has no {role} in its scope")
-    if not reverse and is_output_block(bpath):
+    if not reverse and is_output_block(bpath) and not output_covered(func, bpath, related):
         raise ScheduleError(
-            f"cannot {what}: {name!r} is an output block (it writes a buffer its scope does not allocate); "
-            f"only the producer of an intermediate buffer can be computed at a consumer's loop"
+            f"cannot {what}: {name!r} is an output block (it writes a buffer its scope does not allocate) "
+            f"and its consumers do not provably read all it writes; computed at their loop, it would "
+            f"leave part of its output unwritten"
         )
     outside = [r for r in related if not any(r is u for u in under)]
     if outside:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from ...errors import ScheduleError
 from ..analysis.var_use import uses_any_var
-from ..expr import IntImm, PrimExpr, Range, Var, const, convert, floordiv, floormod, logical_and
+from ..expr import FloorDiv, IntImm, PrimExpr, Range, Var, const, convert, floordiv, floormod, logical_and
 from ..functor import StmtMutator, substitute
 from ..stmt import Block, BlockRealize, For, ForKind
 from .state import check_exists, find_loop_path, is_one, replace_stmts, simplify
@@ -48,8 +48,14 @@ class _BindingRewriter(StmtMutator):
     def visit_expr(self, expr):
         return substitute(expr, self.vmap)
 
+    def _value(self, v):
+        return simplify(substitute(v, self.vmap), self.dom)
+
     def visit_BlockRealize(self, op: BlockRealize):
-        values = tuple(simplify(substitute(v, self.vmap), self.dom) for v in op.iter_values)
+        # a binding that is just the loop keeps the new loops' expression as built (TVM's form)
+        values = tuple(
+            self.vmap[v] if isinstance(v, Var) and v in self.vmap else self._value(v) for v in op.iter_values
+        )
         if all(a is b for a, b in zip(values, op.iter_values)):
             values = op.iter_values
         pred = substitute(op.predicate, self.vmap)
@@ -126,6 +132,19 @@ def split(func, func_name: str, var: Var, factors, preserve_unit_iters: bool = T
                 f"split of loop {var.name} with disable_predication: the product of factors {shown} is "
                 f"{product.value}, not the loop extent {extent.value}, so the loops would run past it"
             )
+    elif not exact:
+        from .bounds import shape_analyzer
+
+        ana = shape_analyzer(func)
+        for p in path:
+            if isinstance(p, For) and p is not loop:
+                ana.bind(p.loop_var, Range(p.min, p.extent), allow_override=True)
+        if not ana.can_prove(product >= extent) and not _ceil_cover(factors, extent, ana):
+            raise ScheduleError(
+                f"split of loop {var.name}: the product of factors {shown} ({simplify(product)}) is not "
+                f"provably at least the loop extent {extent}, so some iterations could be lost; use None "
+                f"for one factor to infer it"
+            )
     new_vars = [Var(f"{var.name}_{k}", dtype) for k in range(len(factors))]
     fused = new_vars[0]
     for v, f in zip(new_vars[1:], factors[1:]):
@@ -142,6 +161,26 @@ def split(func, func_name: str, var: Var, factors, preserve_unit_iters: bool = T
     for v, f in reversed(list(zip(new_vars, factors))):
         body = For(v, const(0, dtype), f, ForKind.SERIAL, body)
     return func.with_body(replace_stmts(func.body, {loop: body})), new_vars
+
+
+def _ceil_cover(factors: list, extent, ana) -> bool:
+    """Whether one factor is `(extent + k) // c` with `k >= c - 1` and the others multiply to `c`
+    (a ceiling division of the extent by the rest), so the product covers the extent."""
+    from ..analysis.block_access import affine_difference
+
+    for k, f in enumerate(factors):
+        if not isinstance(f, FloorDiv) or not isinstance(f.b, IntImm):
+            continue
+        rest = const(1, f.dtype)
+        for g in factors[:k] + factors[k + 1 :]:
+            rest = rest * g
+        offset = affine_difference(f.a, extent)
+        if offset is None:
+            diff = ana.simplify(f.a - extent)
+            offset = diff.value if isinstance(diff, IntImm) else None
+        if offset is not None and ana.can_prove(rest >= f.b) and offset >= f.b.value - 1:
+            return True
+    return False
 
 
 def _as_dtype(e: PrimExpr, dtype: str) -> PrimExpr:
@@ -198,9 +237,13 @@ def fuse(func, func_name: str, vars_: list, preserve_unit_iters: bool = True):
     suffix = const(1, dtype)
     for k in range(len(loops) - 1, -1, -1):
         lp = loops[k]
-        value = fused if is_one(suffix) else floordiv(fused, suffix)
-        if k > 0:
-            value = floormod(value, lp.extent)
+        # TVM's spelling: fused // s for the outermost, fused % (s * e) // s inside, fused % e last
+        if k == 0:
+            value = fused if is_one(suffix) else floordiv(fused, suffix)
+        elif is_one(suffix):
+            value = floormod(fused, lp.extent)
+        else:
+            value = floordiv(floormod(fused, simplify(suffix * lp.extent)), suffix)
         if not _is_zero(lp.min):
             value = lp.min + value
         vmap[lp.loop_var] = value

@@ -306,13 +306,14 @@ def _inner_dom(path: list, k: int) -> dict:
     return {s.loop_var: Range(s.min, s.extent) for s in path[k:-1] if isinstance(s, For)}
 
 
-def _produced_box(ana, ppath: list, k: int, buf):
-    """Per dimension (lo, hi) that the producer certainly writes while the loops below the
-    common ancestor run (a lower bound), or None when it cannot tell."""
+def _produced_box(ana, ppath: list, k: int, buf, reads: bool = False):
+    """Per dimension (lo, hi) that the producer certainly writes (or, with `reads`, the block
+    certainly reads) while the loops below the common ancestor run (a lower bound), or None
+    when it cannot tell."""
     realize = ppath[-1]
     vmap = _bindings(realize)
     dom = _inner_dom(ppath, k)
-    regions = [r for r in access(realize.block)[1] if r.buffer is buf]
+    regions = [r for r in access(realize.block)[0 if reads else 1] if r.buffer is buf]
     if not regions:
         return None
     region = regions[0]
@@ -377,14 +378,15 @@ def _conjuncts(expr) -> list:
     return [expr]
 
 
-def _consumed_box(ana, cpath: list, k: int, buf):
-    """Per dimension (lo, hi) the consumer may read while the loops below the common ancestor
-    run (an upper bound), or None when it reads nothing of `buf` through a declared region."""
+def _consumed_box(ana, cpath: list, k: int, buf, writes: bool = False):
+    """Per dimension (lo, hi) the consumer may read (or, with `writes`, the block may write) while
+    the loops below the common ancestor run (an upper bound), or None when it touches nothing
+    of `buf` through a declared region."""
     realize = cpath[-1]
     vmap = _bindings(realize)
     dom = _inner_dom(cpath, k)
     box = None
-    for region in access(realize.block)[0]:
+    for region in access(realize.block)[1 if writes else 0]:
         if region.buffer is not buf:
             continue
         dims = []
@@ -456,6 +458,39 @@ def _covers(ana, produced, consumed, buf) -> bool:
         if not (ana.can_prove(plo_c <= clo_c) and ana.can_prove(chi_c <= phi_c)):
             return False
     return True
+
+
+def output_covered(func, path: list, consumers: list) -> bool:
+    """Whether the consumers (realizes of the same scope) certainly read every element the block
+    at the end of `path` writes to a buffer its scope does not allocate: then computing only
+    what they read still writes the whole output."""
+    scope = enclosing_block(path)
+    allocated = {id(b) for b in scope.alloc_buffers}
+    ana = shape_analyzer(func)
+    realize = path[-1]
+    for w in access(realize.block)[1]:
+        if id(w.buffer) in allocated:
+            continue
+        written = _consumed_box(ana, path, len(path) - 1 - _depth_in_scope(path), w.buffer, writes=True)
+        boxes = []
+        for c in consumers:
+            cpath = find_path(scope, lambda s, r=c: s is r)
+            box = _produced_box(ana, cpath, 1, w.buffer, reads=True)
+            if box is not None:
+                boxes.append(box)
+        if written is None or not any(_covers(ana, b, written, w.buffer) for b in _merge_boxes(ana, boxes)):
+            return False
+    return True
+
+
+def _depth_in_scope(path: list) -> int:
+    """How many statements of `path` (before its last) lie below its scope block."""
+    n = 0
+    for stmt in reversed(path[:-1]):
+        if isinstance(stmt, Block):
+            break
+        n += 1
+    return n
 
 
 def loop_above(path: list):
