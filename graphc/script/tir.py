@@ -164,6 +164,22 @@ def call_extern(dtype: str, func_name: str, *args):
     return _expr.Call(canonical(dtype), "tir.call_extern", (_expr.StringImm(func_name), *_args(args)))
 
 
+def _builtin(name: str):
+    """TVM's WMMA builtins (`T.tvm_fill_fragment(B.data, ...)`): opaque calls schedules must respect."""
+
+    def build(*args, dtype: str = "handle"):
+        return _expr.Call(canonical(dtype), f"tir.{name}", _args(args))
+
+    build.__name__ = name
+    return build
+
+
+tvm_fill_fragment = _builtin("tvm_fill_fragment")
+tvm_load_matrix_sync = _builtin("tvm_load_matrix_sync")
+tvm_store_matrix_sync = _builtin("tvm_store_matrix_sync")
+tvm_mma_sync = _builtin("tvm_mma_sync")
+
+
 def call_pure_extern(dtype: str, func_name: str, *args):
     """A call of a side-effect free external C function."""
     return _expr.Call(canonical(dtype), "tir.call_pure_extern", (_expr.StringImm(func_name), *_args(args)))
@@ -226,6 +242,7 @@ where = ScriptOnly("where")
 reads = ScriptOnly("reads")
 writes = ScriptOnly("writes")
 block_attr = ScriptOnly("block_attr")
+sblock_attr = block_attr
 func_attr = ScriptOnly("func_attr")
 match_buffer = ScriptOnly("match_buffer")
 evaluate = ScriptOnly("evaluate")

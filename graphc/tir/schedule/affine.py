@@ -88,6 +88,7 @@ class IterMapper:
         self.marks = {v: Mark(v, r.extent) for v, r in dom.items()}
         self.fused: dict = {}  # key of a sorted split group -> its Mark (one mark per group)
         self.bounds: dict = {}  # key of a split group -> upper bound from the predicate
+        self.constrained: list = []  # the fused marks the predicate bounds
         if predicate is not None:
             self._parse_predicate(predicate)
 
@@ -283,6 +284,7 @@ class IterMapper:
             key = next(k for k, m in self.fused.items() if m is sp.mark)
             sp.mark.extent = self._simplify(bound - fused.base)
             self.bounds[key] = sp.mark.extent
+            self.constrained.append(sp.mark)
 
     # -- checks --------------------------------------------------------------------------
     def check_no_overlap(self, sums: list, bijective: bool = False) -> None:
@@ -291,6 +293,10 @@ class IterMapper:
         refs: dict = {}
         stack = [sp for s in sums for sp in s.splits]
         seen: set = set()
+        for mark in self.constrained:  # a bounded group uses its iterators too
+            if id(mark) not in seen:
+                seen.add(id(mark))
+                stack.extend(sub for sub, _ in mark.source)
         while stack:
             sp = stack.pop()
             refs.setdefault(id(sp.mark), (sp.mark, []))[1].append(sp)

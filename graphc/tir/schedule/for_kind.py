@@ -120,7 +120,8 @@ def _local_reduction_violation(func, path: list, reduction_violation, binding_is
 def _set_kind(func, func_name: str, var: Var, kind: ForKind, what: str, thread: IterVar | None = None):
     path = check_exists(find_loop_path(func.body, var), f"loop {var.name}", func_name)
     loop: For = path[-1]
-    if loop.kind == ForKind.THREAD_BINDING and kind != ForKind.THREAD_BINDING:
+    # unrolling a bound loop drops the binding (as in TVM); other kinds would lose it silently
+    if loop.kind == ForKind.THREAD_BINDING and kind not in (ForKind.THREAD_BINDING, ForKind.UNROLLED):
         raise ScheduleError(
             f"cannot {what} loop {var.name}: it is already bound to {loop.thread_binding.thread_tag}"
         )
@@ -147,7 +148,7 @@ def vectorize(func, func_name: str, var: Var):
 
 
 def unroll(func, func_name: str, var: Var):
-    """Mark loop `var` unrolled (always legal)."""
+    """Mark loop `var` unrolled (always legal; a thread binding it had is dropped)."""
     return _set_kind(func, func_name, var, ForKind.UNROLLED, "unroll")
 
 

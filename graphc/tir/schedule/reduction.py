@@ -89,7 +89,7 @@ def decompose_reduction(func, func_name: str, name: str, loop_var: Var):
     new_ivs = [IterVar(iv.dom, Var(iv.var.name, iv.var.dtype), IterType.DATA_PAR) for iv, _ in spatial]
     vmap = {iv.var: new.var for (iv, _), new in zip(spatial, new_ivs)}
     init_body = substitute(block.init, vmap)
-    init_block = Block(tuple(new_ivs), (), (), f"{name}_init", init_body)
+    init_block = Block(tuple(new_ivs), (), (), f"{name}_init", init_body, annotations=dict(block.annotations))
     reads, writes = get_block_read_write_region(init_block)
     init_block = init_block.replace(reads=reads, writes=writes)
     values = tuple(substitute(v, copies) for _, v in spatial)
@@ -97,11 +97,16 @@ def decompose_reduction(func, func_name: str, name: str, loop_var: Var):
     stmt = BlockRealize(values, predicate, init_block)
     for lp in reversed(kept):
         extent = substitute(lp.extent, copies)
-        stmt = For(
-            copies[lp.loop_var], lp.min, extent, lp.kind, stmt, lp.thread_binding, dict(lp.annotations)
-        )
+        thread = lp.thread_binding
+        if thread is not None:  # the init loop gets its own thread variable
+            thread = thread.replace(var=Var(thread.var.name, thread.var.dtype))
+        stmt = For(copies[lp.loop_var], lp.min, extent, lp.kind, stmt, thread)
     update = block.replace(init=None, name_hint=f"{name}_update")
-    reads, _ = get_block_access_region(update)
+    if block.reads or block.writes:  # TVM's order: what it writes (and did not read) first
+        read_bufs = {id(r.buffer) for r in block.reads}
+        reads = tuple(w for w in block.writes if id(w.buffer) not in read_bufs) + tuple(block.reads)
+    else:
+        reads, _ = get_block_access_region(update)
     update = update.replace(reads=reads)
     target = loops[pos]
     new_target = replace_stmts(target, {block: update})

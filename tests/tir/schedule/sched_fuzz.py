@@ -237,7 +237,8 @@ def apply_random_step(sch, data, symbolic: bool, drawn: list) -> str:
         other_loops = sch.get_loops(pick(blocks))
         if other_loops:
             index = pick([-1, -1, -2, 0, 1])
-            getattr(sch, op)(block, pick(other_loops), preserve_unit_loops=data.draw(st.booleans()), index=index)
+            keep = data.draw(st.booleans())
+            getattr(sch, op)(block, pick(other_loops), preserve_unit_loops=keep, index=index)
     elif op in ("cache_read", "cache_write", "reindex_cache_read", "reindex_cache_write"):
         index = data.draw(st.integers(0, 2))
         scope = pick(SCOPES)
