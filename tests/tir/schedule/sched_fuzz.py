@@ -324,4 +324,3 @@ def check_random_schedule(data, stats: Stats, max_steps: int = 6) -> None:
     from graphc.ir import structural_equal
 
     assert structural_equal(replay.mod["main"], sch.mod["main"]), "replaying the trace gave another module"
-
