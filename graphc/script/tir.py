@@ -325,3 +325,34 @@ def prim_func(func=None, *, private: bool = False, check_well_formed: bool = Tru
     from .parser.entry import prim_func_decorator
 
     return prim_func_decorator(func, private=private)
+
+
+def _drop_dtype(func):
+    """TVM's script operators take a `dtype=` keyword they ignore (`T.if_then_else(c, a, b,
+    dtype="float32")`); accept it the same way."""
+    import functools
+
+    @functools.wraps(func)
+    def wrapped(*args, dtype=None, **kwargs):
+        return func(*args, **kwargs)
+
+    return wrapped
+
+
+def _accept_dtype_keyword() -> None:
+    import builtins
+    import inspect
+
+    for name in _op.__all__:
+        func = globals().get(name)
+        if not inspect.isfunction(func) or func is not getattr(_op, name, None):
+            continue
+        try:
+            params = inspect.signature(func).parameters
+        except (TypeError, ValueError):
+            continue
+        if "dtype" not in params and not builtins.any(p.kind == p.VAR_KEYWORD for p in params.values()):
+            globals()[name] = _drop_dtype(func)
+
+
+_accept_dtype_keyword()

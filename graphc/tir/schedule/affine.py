@@ -386,11 +386,11 @@ def is_affine_binding(values, dom: dict, predicate=None, ana: Analyzer | None = 
 
 def detect_bijective(indices, dom: dict, ana: Analyzer | None = None):
     """The IterMapper and fused IterSums of `indices` when they are a bijection from the box
-    `dom` (Var -> Range) onto their image, else None."""
+    `dom` (Var -> Range) onto their image, else None. An index may run backwards (`9 - i`)."""
     try:
         mapper, sums = _mapped(indices, dom, ana, None)
         for s in sums:
-            if s.splits and not mapper._eq(s.splits[0].scale, const(1, s.splits[0].scale.dtype)):
+            if s.splits and not (isinstance(s.splits[0].scale, IntImm) and abs(s.splits[0].scale.value) == 1):
                 return None
         mapper.check_no_overlap(sums, bijective=True)
     except NotAffine:
@@ -408,7 +408,10 @@ def inverse(mapper: IterMapper, sums: list, outputs: list) -> dict:
 
     for s, out in zip(sums, outputs):
         if s.splits:
-            give(s.splits[0], out - s.base if not _is_zero(s.base) else out)
+            if s.splits[0].scale.value < 0:  # out = base - x
+                give(s.splits[0], s.base - out)
+            else:
+                give(s.splits[0], out - s.base if not _is_zero(s.base) else out)
     for mark in reversed(list(mapper.fused.values())):
         if id(mark) not in values:
             continue

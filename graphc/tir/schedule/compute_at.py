@@ -95,18 +95,65 @@ def _touched_region(ana, loop: For, realizes: list, buffer, use_reads: bool, wha
     return dims
 
 
-def _iter_ranges(block: Block, buffer, dims: list, use_reads: bool, what: str) -> dict:
-    """Map each block iter var that indexes `buffer` as a plain point to the (lo, hi) of its dim."""
+def _iter_ranges(block: Block, buffer, dims: list, use_reads: bool, what: str, ana=None) -> dict:
+    """Map each block iter var that indexes `buffer` to the (lo, hi) its instances must cover.
+
+    A dimension indexed by a plain iter var takes that dimension's range. Otherwise the indices
+    must be a bijective affine map of the iters (`v // 16, v % 16`, `9 - v`, ...) and the iters'
+    ranges come from inverting the map at the region's corners (TVM's affine case); a consumer
+    (reverse_compute_at) must then cover exactly the region, no more.
+    """
     reads, writes = access(block)
     regions = [r for r in (reads if use_reads else writes) if r.buffer is buffer]
     out: dict = {}
-    for k, r in enumerate(regions[0].region):
+    plain = True
+    for r in regions[0].region:
         if not (isinstance(r.min, Var) and is_one(r.extent)) or r.min in out:
+            plain = False
+            break
+        out[r.min] = None
+    if plain:
+        return {r.min: dims[k] for k, r in enumerate(regions[0].region)}
+    return _affine_iter_ranges(block, buffer, regions[0], dims, use_reads, what, ana)
+
+
+def _affine_iter_ranges(block: Block, buffer, region, dims: list, exact: bool, what: str, ana) -> dict:
+    from .affine import detect_bijective, inverse
+
+    fail = ScheduleError(
+        f"cannot {what}: block {block.name_hint!r} accesses {buffer.name} at {region}, which is neither "
+        f"distinct block iter vars nor a bijective affine map of them"
+    )
+    if not all(is_one(r.extent) for r in region.region):
+        raise fail
+    doms = {iv.var: iv.dom for iv in block.iter_vars}
+    found = detect_bijective([r.min for r in region.region], doms, ana)
+    if found is None:
+        raise fail
+    at_lo = inverse(*found, [lo for lo, _ in dims])
+    at_hi = inverse(*found, [hi for _, hi in dims])
+    out = {}
+    for var in at_lo:
+        a, b = at_lo[var], at_hi[var]
+        d = affine_difference(b, a)
+        if d is None:
+            diff = ana.simplify(b - a)
+            d = diff.value if isinstance(diff, IntImm) else None
+        if d is None:
+            raise ScheduleError(f"cannot {what}: cannot order the range of {var.name} the region needs")
+        out[var] = (a, b) if d >= 0 else (b, a)
+    if exact:  # the iters' box must map onto the region exactly, or the consumer runs too early
+        count, want = 1, 1
+        for lo, hi in out.values():
+            count = count * (hi - lo + 1)
+        for lo, hi in dims:
+            want = want * (hi - lo + 1)
+        if not ana.can_prove(ana.simplify(count - want) == 0):
             raise ScheduleError(
-                f"cannot {what}: block {block.name_hint!r} must access {buffer.name} at distinct block iter "
-                f"vars (dimension {k} is indexed by an expression)"
+                f"cannot {what}: the region of {buffer.name} the producers write under the loop is not one "
+                f"box of block {block.name_hint!r}'s iters, so the block would run before all its inputs "
+                f"exist"
             )
-        out[r.min] = dims[k]
     return out
 
 
@@ -216,7 +263,8 @@ def compute_at(func, func_name: str, name: str, loop_var: Var, preserve_unit_loo
     related = [r for r in related if set(touched(r.block)) & set(mine)]
     under = scope_realizes(loop)
     if not related:
-        raise ScheduleError(f"cannot {what}: the block has no {role} in its scope")
+        extra = "; it is an output block" if not reverse and is_output_block(bpath) else ""
+        raise ScheduleError(f"cannot {what}: the block has no {role} in its scope{extra}")
     if not reverse and is_output_block(bpath) and not output_covered(func, bpath, related):
         raise ScheduleError(
             f"cannot {what}: {name!r} is an output block (it writes a buffer its scope does not allocate) "
@@ -245,7 +293,7 @@ def compute_at(func, func_name: str, name: str, loop_var: Var, preserve_unit_loo
     outer = {s.loop_var: Range(s.min, s.extent) for s in lpath if isinstance(s, For)}
     ana = shape_analyzer(func, outer)
     dims = _touched_region(ana, loop, related, buffer, use_reads=not reverse, what=what)
-    ranges = _iter_ranges(block, buffer, dims, use_reads=reverse, what=what)
+    ranges = _iter_ranges(block, buffer, dims, use_reads=reverse, what=what, ana=ana)
     nest = _new_nest(ana, realize, ranges, preserve_unit_loops, outer)
     body = loop.body
     stmts = list(body.seq) if isinstance(body, SeqStmt) else [body]

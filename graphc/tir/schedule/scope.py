@@ -335,12 +335,17 @@ def _produced_box(ana, ppath: list, k: int, buf, reads: bool = False):
             lo, hi = s.base, ana.simplify(s.base + r.extent - 1)
         else:
             sp = s.splits[0]
-            dense = isinstance(sp.scale, IntImm) and (
-                sp.scale.value == 1 or (isinstance(r.extent, IntImm) and r.extent.value >= sp.scale.value)
+            step = abs(sp.scale.value) if isinstance(sp.scale, IntImm) else None
+            dense = step is not None and (
+                step == 1 or (isinstance(r.extent, IntImm) and r.extent.value >= step)
             )
             if not dense:
                 return None
-            lo, hi = s.base, ana.simplify(s.base + sp.scale * (sp.extent - 1) + r.extent - 1)
+            span = sp.scale * (sp.extent - 1)  # negative for a reversed index (9 - i)
+            if sp.scale.value > 0:
+                lo, hi = s.base, ana.simplify(s.base + span + r.extent - 1)
+            else:
+                lo, hi = ana.simplify(s.base + span), ana.simplify(s.base + r.extent - 1)
         point = isinstance(r.extent, IntImm) and r.extent.value == 1
         dims.append(_clip_by_predicate(ana, realize.predicate, index, lo, hi) if point else (lo, hi))
     return dims
