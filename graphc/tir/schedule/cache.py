@@ -226,7 +226,16 @@ def cache_write(func, func_name: str, name: str, index: int, storage_scope: str,
 def set_scope(func, func_name: str, name: str, index: int, storage_scope: str):
     """Give the `index`-th buffer block `name` writes the storage scope `storage_scope`."""
     path = find_block_path(func.body, name)
-    buf = _nth(access(path[-1].block)[1], index, "writes", name)
+    writes = access(path[-1].block)[1]
+    if isinstance(index, str):  # the buffer by name, as TVM also accepts
+        found = [k for k, w in enumerate(writes) if w.buffer.name == index]
+        if not found:
+            raise ScheduleError(
+                f"cannot set_scope of block {name!r}: it writes no buffer named {index!r} (it writes "
+                f"{', '.join(w.buffer.name for w in writes) or 'nothing'})"
+            )
+        index = found[0]
+    buf = _nth(writes, index, "writes", name)
     if buf.scope == storage_scope:
         return func
     check_storage_scope(storage_scope, f"set_scope of buffer {index} of block {name!r}")
@@ -240,4 +249,16 @@ def set_scope(func, func_name: str, name: str, index: int, storage_scope: str):
             f"cannot set the scope of {buf.name}: it is not allocated by a block (a match_buffer view)"
         )
     new = buf.replace(scope=storage_scope)
-    return func.with_body(swap_buffer(func.body, buf, new))
+    body = swap_buffer(func.body, buf, new)
+    for blk in [x for x in walk(body) if isinstance(x, Block) and x.match_buffers]:
+        matches = tuple(  # a view of the buffer takes its scope too
+            m.replace(buffer=m.buffer.replace(scope=storage_scope)) if m.source.buffer is new else m
+            for m in blk.match_buffers
+        )
+        if any(a is not b for a, b in zip(matches, blk.match_buffers)):
+            renamed = blk.replace(match_buffers=matches)
+            for old_m, new_m in zip(blk.match_buffers, matches):
+                if old_m is not new_m:
+                    renamed = swap_buffer(renamed, old_m.buffer, new_m.buffer)
+            body = replace_stmts(body, {blk: renamed})
+    return func.with_body(body)

@@ -128,8 +128,9 @@ class BlockPrimitives:
         return BlockRV(name, block.func_name)
 
     @traced
-    def set_scope(self, block: BlockRV, buffer_index: int, storage_scope: str) -> None:
-        """Set the storage scope of the `buffer_index`-th buffer `block` writes (an intermediate)."""
+    def set_scope(self, block: BlockRV, buffer_index, storage_scope: str) -> None:
+        """Set the storage scope of the `buffer_index`-th buffer `block` writes (or the one of that
+        name), an intermediate; match_buffer views of it take the scope too."""
         from .cache import set_scope
 
         self._apply(block, set_scope, buffer_index, storage_scope)
@@ -228,7 +229,16 @@ class BlockPrimitives:
                 f"cannot {what}: {buf.name} is not allocated by a block (it is a function parameter or a "
                 f"match_buffer view), so its strides are not the schedule's to choose"
             )
-        aligns = [list(x) for x in blk.annotations.get("buffer_dim_align", [])]
+        existing = blk.annotations.get("buffer_dim_align", [])
+        tuples = isinstance(existing, list | tuple) and all(
+            isinstance(x, list | tuple) and len(x) == 4 and all(isinstance(v, int) for v in x) for x in existing
+        )
+        if not tuples:
+            raise ScheduleError(
+                f"cannot {what}: the block's buffer_dim_align annotation {existing!r} is not a list of "
+                f"(buffer_index, axis, factor, offset) tuples"
+            )
+        aligns = [list(x) for x in existing]
         aligns = [x for x in aligns if not (x[0] == buffer_index and x[1] == axis)]
         aligns.append([buffer_index, axis, factor, offset])
         rv = BlockRV(blk.name_hint, block.func_name)
