@@ -231,7 +231,8 @@ class BlockPrimitives:
             )
         existing = blk.annotations.get("buffer_dim_align", [])
         tuples = isinstance(existing, list | tuple) and all(
-            isinstance(x, list | tuple) and len(x) == 4 and all(isinstance(v, int) for v in x) for x in existing
+            isinstance(x, list | tuple) and len(x) == 4 and all(isinstance(v, int) for v in x)
+            for x in existing
         )
         if not tuples:
             raise ScheduleError(
