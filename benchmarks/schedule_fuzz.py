@@ -32,6 +32,7 @@ def main() -> int:
     parser.add_argument("--steps", type=int, default=6)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--show", type=int, default=5, help="failures to print in full")
+    parser.add_argument("--minutes", type=float, default=0, help="stop drawing new examples after this long")
     args = parser.parse_args()
     stats = sched_fuzz.Stats()
     failures: list = []
@@ -41,6 +42,8 @@ def main() -> int:
               suppress_health_check=list(HealthCheck))  # fmt: skip
     @given(data=st.data())
     def run_one(data):
+        if args.minutes and time.time() - start > 60 * args.minutes:
+            return  # out of time: the remaining examples do nothing
         try:
             sched_fuzz.check_random_schedule(data, stats, max_steps=args.steps)
         except Exception as err:  # noqa: BLE001 - every failure is recorded, the run goes on
