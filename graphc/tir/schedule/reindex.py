@@ -37,7 +37,7 @@ from ..stmt import Block, BlockRealize, BufferRegion, BufferStore, For, ForKind,
 from .blocks import read_buffers, write_buffers
 from .bounds import relax_in, shape_analyzer
 from .layout import resolve_buffer
-from .state import enclosing_block, find_block_path, replace_stmts, scope_realizes, walk
+from .state import find_block_path, replace_stmts, scope_realizes, walk
 
 
 def _accesses(block: Block, buf) -> list:
@@ -70,7 +70,9 @@ def reindex(func, func_name: str, name: str, buffer):
     path = find_block_path(func.body, name)
     realize = path[-1]
     block = realize.block
-    scope = enclosing_block(path)
+    from .scope import check_stage_pipeline
+
+    scope = check_stage_pipeline(func, path, what)  # TVM's reindex needs a stage-pipeline scope
     others = [r.block.name_hint for r in scope_realizes(scope) if r is not realize and (
         buf in read_buffers(r.block) or buf in write_buffers(r.block))]  # fmt: skip
     if others:

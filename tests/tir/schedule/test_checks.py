@@ -520,3 +520,26 @@ def test_block_names_are_accepted_wherever_a_block_is_taken():
     sch.reverse_compute_inline("C")
     refused(sch, lambda: sch.compute_inline("nope"), "no block named 'nope'")
     P.assert_same_result(two_stage, sch.mod["main"])
+
+
+def test_reindex_needs_a_stage_pipeline():
+    @T.prim_func
+    def f(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32"), D: T.Buffer((8,), "float32")):
+        B = T.alloc_buffer((8,), "float32")
+        for i in range(8):
+            with T.block("B"):
+                vi = T.axis.spatial(8, i)
+                B[vi] = A[vi] * 2.0
+        for i in range(8):
+            with T.block("C"):
+                vi = T.axis.spatial(8, i)
+                C[vi] = B[vi] + 1.0
+        for i in range(8):
+            with T.block("E"):
+                vi = T.axis.spatial(8, i)
+                B[vi] = D[vi]
+
+    sch = tir.Schedule(f)
+    refused(
+        sch, lambda: sch.reindex("C", ("read", 0)), "reindex read buffer 0 of block 'C'", "stage pipeline"
+    )
