@@ -174,6 +174,9 @@ class IterMapper:
         """`s` with its splits fused into one (over a new mark), or NotAffine."""
         if len(s.splits) <= 1:
             return s
+        s = self._use_constrained(s)
+        if len(s.splits) <= 1:
+            return s
         for start in range(len(s.splits)):
             chain = self._chain(s.splits, start)
             if chain is not None:
@@ -192,6 +195,48 @@ class IterMapper:
             self.fused[key] = mark
         one = const(1, base_scale.dtype)
         return IterSum([Split(mark, one, mark.extent, base_scale)], s.base)
+
+    def _use_constrained(self, s: IterSum) -> IterSum:
+        """`s` with each group of splits that a predicate bounds (all of a bounded mark's
+        splits, scaled alike) written as one split of that mark: `a * 102 + b * 6 + c` under
+        `a * 17 + b < 33` is `(a * 17 + b) * 6 + c`, a split of the bounded group."""
+        splits = list(s.splits)
+        changed = True
+        while changed:
+            changed = False
+            for mark in self.constrained:
+                found = self._find_group(splits, mark)
+                if found is None:
+                    continue
+                used, base = found
+                splits = [sp for sp in splits if not any(sp is u for u in used)]
+                one = const(1, base.dtype)
+                splits.append(Split(mark, one, mark.extent, base))
+                changed = True
+        return IterSum(splits, s.base)
+
+    def _find_group(self, splits: list, mark: Mark):
+        """The splits of `splits` that make up the bounded `mark` and the scale they share."""
+        used, base = [], None
+        for sub, rel in mark.source:
+            same = [sp for sp in splits if sp.mark is sub.mark and not any(sp is u for u in used)]
+            hit = next(
+                (
+                    sp
+                    for sp in same
+                    if self._eq(sp.lower, sub.lower) and self._eq(sp.extent, sub.extent)
+                    and (base is None or self._eq(sp.scale, self._simplify(base * rel)))
+                ),
+                None,
+            )  # fmt: skip
+            if hit is None:
+                return None
+            if base is None:
+                if not _is_one(rel):
+                    return None
+                base = hit.scale
+            used.append(hit)
+        return used, base
 
     def _chain(self, splits: list, start: int):
         """The splits ordered by scale, each scale the product of the extents below it."""
@@ -250,8 +295,9 @@ class IterMapper:
         raise NotAffine("a floormod that does not divide the iterator's extent")
 
     def _parse_predicate(self, predicate) -> None:
-        """Record `sum < bound` constraints (from non-dividing splits) as bounded fused marks."""
-        for cond in _conjuncts(predicate):
+        """Record `sum < bound` constraints (from non-dividing splits) as bounded fused marks,
+        the smaller groups first so that a larger one is built on them."""
+        for cond in sorted(_conjuncts(predicate), key=self._predicate_size):
             if isinstance(cond, IntImm) and cond.value:
                 continue
             if isinstance(cond, LT | LE) and self._has_iter(cond.a) and not self._has_iter(cond.b):
@@ -285,6 +331,16 @@ class IterMapper:
             sp.mark.extent = self._simplify(bound - fused.base)
             self.bounds[key] = sp.mark.extent
             self.constrained.append(sp.mark)
+
+    def _predicate_size(self, cond) -> int:
+        """How many iterator terms a predicate conjunct has (its order in `_parse_predicate`)."""
+        side = cond.b if isinstance(cond, GT | GE) else getattr(cond, "a", None)
+        if side is None:
+            return 0
+        try:
+            return len(self.to_sum(side).splits)
+        except NotAffine:
+            return 0
 
     # -- checks --------------------------------------------------------------------------
     def check_no_overlap(self, sums: list, bijective: bool = False) -> None:

@@ -8,6 +8,7 @@ from graphc.tir.schedule.affine import detect_bijective, inverse, is_affine_bind
 i, j, k, v = (tir.Var(n) for n in "ijkv")
 n = tir.Var("n")
 R = tir.Range.make
+DOM3 = {i: R(2), j: R(17), k: R(6)}
 
 
 @pytest.mark.parametrize(
@@ -26,6 +27,10 @@ R = tir.Range.make
         ([i // 3], {i: R(8)}, None, False),  # does not divide the extent
         ([i * i], {i: R(4)}, None, False),
         ([i, j], {i: R(4), j: R(8)}, i * 8 + j < 10, False),  # the predicate groups what the bindings split
+        # a padded split of a padded split: 197 -> (33, 6) -> ((2, 17), 6), both predicates kept
+        ([i * 102 + j * 6 + k], DOM3, tir.And((i * 17 + j) * 6 + k < 197, i * 17 + j < 33), True),
+        ([i * 102 + j * 6 + k], DOM3, tir.And(i * 17 + j < 33, (i * 17 + j) * 6 + k < 197), True),
+        ([i * 17 + j, k], DOM3, (i * 17 + j) * 6 + k < 197, False),
     ],
 )
 def test_is_affine_binding(values, dom, predicate, affine):

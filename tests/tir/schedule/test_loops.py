@@ -53,6 +53,17 @@ def test_split_symbolic_factor_and_combined_predicates():
     P.assert_same_result(P.elementwise(10, 6), sch.mod["main"])
 
 
+def test_reorder_after_a_padded_split_of_a_padded_split():
+    # 197 -> (33, 6) -> ((2, 17), 6): two predicates, one binding; still a split of the loop
+    sch, b, _ = _elementwise_sched(197, 4)
+    i, j = sch.get_loops(b)
+    i0, i1 = sch.split(i, factors=[None, 6])
+    i00, i01 = sch.split(i0, factors=[2, None])
+    assert isinstance(sch.get(i1).body.body.predicate, tir.And)
+    sch.reorder(i00, j, i01, i1)
+    P.assert_same_result(P.elementwise(197, 4), sch.mod["main"])
+
+
 @pytest.mark.parametrize(
     "factors, message",
     [
