@@ -233,23 +233,41 @@ def check_affine_binding(func, path: list, what: str) -> None:
 
 
 def stage_pipeline_violation(func, scope: Block) -> str | None:
-    """Why `scope` is not a stage pipeline, or None."""
+    """Why `scope` is not a stage pipeline, or None. (TVM's dependences are per buffer; we drop
+    a write after read, or a producer from a consumer's region cover, when the two blocks
+    provably touch disjoint parts of the buffer, as the parts of a partitioned reduction do.)"""
     deps = dependences(scope)
+    ana = shape_analyzer(func)
     for src, dst, kind, buf in deps:
-        if kind == WAR:
+        if kind == WAR and not _disjoint_access(ana, scope, src, dst, buf):
             return (
                 f"block {dst.block.name_hint!r} writes {buf.name} after block {src.block.name_hint!r} reads "
                 f"it (a write-after-read dependence)"
             )
     consumers: dict = {}
     for src, dst, kind, buf in deps:
-        if kind == RAW:
+        if kind == RAW and not _disjoint_access(ana, scope, dst, src, buf):
             consumers.setdefault(id(dst), (dst, []))[1].append((src, buf))
     for dst, pairs in consumers.values():
         why = _region_cover_violation(func, scope, dst, pairs)
         if why:
             return why
     return None
+
+
+def _disjoint_access(ana, scope: Block, reader: BlockRealize, writer: BlockRealize, buf) -> bool:
+    """Whether what `reader` reads of `buf` and what `writer` writes of it, over all the loops
+    of `scope`, are provably disjoint."""
+    rpath = find_path(scope, lambda s: s is reader)
+    wpath = find_path(scope, lambda s: s is writer)
+    read = _consumed_box(ana, rpath, 0, buf)
+    written = _consumed_box(ana, wpath, 0, buf, writes=True)
+    if read is None or written is None:
+        return False
+    for (rlo, rhi), (wlo, whi) in zip(read, written):
+        if (rhi is not None and ana.can_prove(rhi < wlo)) or (whi is not None and ana.can_prove(whi < rlo)):
+            return True
+    return False
 
 
 def check_stage_pipeline(func, path: list, what: str) -> Block:

@@ -199,6 +199,35 @@ def test_compute_at_refuses_a_scope_that_is_not_a_stage_pipeline():
     refused(sch, lambda: sch.compute_at("B", loop), "compute_at", "stage pipeline", "write-after-read")
 
 
+def test_stage_pipeline_lets_disjoint_parts_of_a_partitioned_reduction_pass():
+    # the parts' inits write rows the earlier parts' updates never read: no real write-after-read
+    @T.prim_func
+    def f(A: T.Buffer((8, 8), "float32"), C: T.Buffer((8,), "float32"), E: T.Buffer((8,), "float32")):
+        D = T.alloc_buffer((8,), "float32")
+        for i, k in T.grid(8, 8):
+            with T.block("C"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    C[vi] = T.float32(0)
+                C[vi] = C[vi] + A[vi, vk]
+        for i in range(8):
+            with T.block("D"):
+                vi = T.axis.spatial(8, i)
+                D[vi] = A[vi, 0] * 2.0
+        for i in range(8):
+            with T.block("E"):
+                vi = T.axis.spatial(8, i)
+                E[vi] = D[vi] + 1.0
+
+    sch = tir.Schedule(f)
+    i, k = sch.get_loops("C")
+    sch.loop_partition(i, [3, None])
+    for part in ("C_i0", "C_i1"):
+        sch.decompose_reduction(part, sch.get_loops(part)[-1])
+    sch.compute_at("D", sch.get_loops("E")[0])
+    P.assert_same_result(f, sch.mod["main"])
+
+
 def test_compute_at_index():
     @T.prim_func
     def f(A: T.Buffer((8, 8), "float32"), D: T.Buffer((8, 8), "float32")):
