@@ -36,6 +36,7 @@ from ..expr import (
     LT,
     Add,
     And,
+    Cast,
     FloorDiv,
     FloorMod,
     IntImm,
@@ -157,6 +158,8 @@ class IterMapper:
             if not self._has_iter(expr.a):
                 return self._scale(self.to_sum(expr.b), expr.a)
             raise NotAffine(f"{expr} multiplies two iterators")
+        if isinstance(expr, Cast) and _is_int(expr.dtype) and _is_int(expr.value.dtype):
+            return self.to_sum(expr.value)  # between integer types (a fuse of int32 and int64 loops)
         if isinstance(expr, FloorDiv | FloorMod):
             if self._has_iter(expr.b) or not self._positive(expr.b):
                 raise NotAffine(f"{expr} divides by an iterator or a non-positive value")
@@ -490,6 +493,10 @@ def _add_all(terms: list):
     for t in terms[1:]:
         total = total + t
     return total
+
+
+def _is_int(dtype: str) -> bool:
+    return dtype.startswith(("int", "uint"))
 
 
 def _is_one(x) -> bool:

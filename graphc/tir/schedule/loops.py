@@ -226,28 +226,32 @@ def fuse(func, func_name: str, vars_: list, preserve_unit_iters: bool = True):
     for lp in loops[1:]:
         if uses_any_var(lp.extent, outer_vars) or uses_any_var(lp.min, outer_vars):
             raise ScheduleError(f"cannot fuse: the range of loop {lp.loop_var.name} depends on an outer loop")
-    dtype = vars_[0].dtype
+    # the fused loop counts in the widest of the loops' types (as TVM); each loop's value is
+    # cast back to its own type
+    dtype = max((v.dtype for v in vars_), key=lambda t: int(t[3:]) if t.startswith("int") else 0)
     names = "_".join(v.name for v in vars_)
     fused = Var(f"{names}_fused", dtype)
     extent = const(1, dtype)
     for lp in loops:
-        extent = extent * lp.extent
+        extent = extent * _as_dtype(lp.extent, dtype)
     extent = simplify(extent)
     vmap = {}
     suffix = const(1, dtype)
     for k in range(len(loops) - 1, -1, -1):
         lp = loops[k]
+        ext = _as_dtype(lp.extent, dtype)
         # TVM's spelling: fused // s for the outermost, fused % (s * e) // s inside, fused % e last
         if k == 0:
             value = fused if is_one(suffix) else floordiv(fused, suffix)
         elif is_one(suffix):
-            value = floormod(fused, lp.extent)
+            value = floormod(fused, ext)
         else:
-            value = floordiv(floormod(fused, simplify(suffix * lp.extent)), suffix)
+            value = floordiv(floormod(fused, simplify(suffix * ext)), suffix)
+        value = _as_dtype(value, lp.loop_var.dtype)
         if not _is_zero(lp.min):
             value = lp.min + value
         vmap[lp.loop_var] = value
-        suffix = simplify(suffix * lp.extent)
+        suffix = simplify(suffix * ext)
     dom = {fused: Range(const(0, dtype), extent)}
     body = _BindingRewriter(vmap, dom).visit_stmt(loops[-1].body)
     new_loop = For(fused, const(0, dtype), extent, ForKind.SERIAL, body)
