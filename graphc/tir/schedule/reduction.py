@@ -424,10 +424,11 @@ def rfactor(func, func_name: str, name: str, loop_var: Var, factor_axis: int):
     wb_rf_idx = list(wb_idx)
     wb_rf_idx.insert(factor_axis, wb_rf.var)
     wb_body = buf.vstore(wb_idx, _combine(kind, buf[tuple(wb_idx)], rf_buf[tuple(wb_rf_idx)]))
-    wb_block = Block(tuple(wb_spatial + [wb_rf]), (), (), name, wb_body, buf.vstore(wb_idx, block.init.value))
+    wb_block = Block(tuple([wb_rf] + wb_spatial), (), (), name, wb_body, buf.vstore(wb_idx, block.init.value))
     reads, writes = get_block_read_write_region(wb_block)
     wb_block = wb_block.replace(reads=reads, writes=writes)
-    wb_values = [substitute(v, new_loop_vars) for _, v in spatial] + [new_loop_vars[loop_var]]
+    # TVM orders the write-back block's iters rf iter first
+    wb_values = [new_loop_vars[loop_var]] + [substitute(v, new_loop_vars) for _, v in spatial]
     dropped = {lp.loop_var for lp in loops} - set(new_loop_vars)
     wb_pred = _init_predicate(realize.predicate, new_loop_vars, dropped, what)
     stmt = BlockRealize(tuple(wb_values), wb_pred, wb_block)
