@@ -248,6 +248,11 @@ def reverse_compute_inline(func, func_name: str, name: str):
             f"by a producer block of its scope, found {len(produced)}"
         )
     buf = produced[0]
+    if _is_param(func, buf):  # TVM: the producer must not be an output block
+        raise ScheduleError(
+            f"cannot {what}: the buffer it reads, {buf.name}, is an output of the function; inlining "
+            f"would leave {buf.name} unwritten"
+        )
     check_complete(path, what)
     deps = dependences(scope)
     into = [d for d in deps if d[1] is realize]

@@ -367,6 +367,32 @@ def test_reverse_compute_inline_refusals():
     )
 
 
+def test_reverse_compute_inline_refuses_a_producer_that_writes_an_output():
+    """Found with TVM's test_output_block: B is a parameter; inlining C into B's block would make
+    that block write C only, and B would be left unwritten."""
+
+    @T.prim_func
+    def output_producer(
+        A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")
+    ):
+        for i in range(8):
+            with T.block("B"):
+                vi = T.axis.spatial(8, i)
+                B[vi] = A[vi] * 2.0
+        for i in range(8):
+            with T.block("C"):
+                vi = T.axis.spatial(8, i)
+                C[vi] = B[vi] + 1.0
+
+    sch = tir.Schedule(output_producer)
+    refused(
+        sch,
+        lambda: sch.reverse_compute_inline("C"),
+        "reverse_compute_inline block 'C'",
+        "B, is an output of the function",
+    )
+
+
 # -- caching --------------------------------------------------------------------------------
 
 
