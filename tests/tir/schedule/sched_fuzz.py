@@ -138,6 +138,14 @@ def _stencil(data, sym):
     return [A, te.compute((n - 2,), lambda i: B[i] + B[i + 1] + B[i + 2], name="C")]
 
 
+def _two_outputs(data, sym):
+    """B is an output that C also reads (TVM refuses to inline C into B's block, or B into C)."""
+    n, m = _dim(data, sym, "n"), data.draw(SIZES)
+    A = te.placeholder((n, m), name="A")
+    B = te.compute((n, m), lambda i, j: A[i, j] * 2.0, name="B")
+    return [A, B, te.compute((n, m), lambda i, j: B[i, j] + 1.0, name="C")]
+
+
 PROGRAMS = {
     "elementwise": _elementwise,
     "broadcast": _broadcast,
@@ -149,8 +157,11 @@ PROGRAMS = {
     "softmax": _softmax,
     "reshape": _reshape,
     "stencil": _stencil,
+    "two_outputs": _two_outputs,
 }
-SYMBOLIC_OK = {"elementwise", "broadcast", "reduction", "matmul", "mm_relu", "chain", "softmax"}
+SYMBOLIC_OK = {
+    "elementwise", "broadcast", "reduction", "matmul", "mm_relu", "chain", "softmax", "two_outputs"
+}  # fmt: skip
 
 
 def random_program(data):
