@@ -3,7 +3,7 @@
 Every random step must raise ScheduleError and leave the schedule unchanged, or give a module
 that computes what the original does (both built with LLVM and run); see
 tests/tir/schedule/sched_fuzz.py. Failures are collected (not shrunk) and summarised at the
-end, grouped by primitive and message.
+end, grouped by primitive and message. Interrupted (Ctrl-C, SIGTERM), it reports the steps run so far.
 
     .venv/bin/python benchmarks/schedule_fuzz.py [--examples 500] [--steps 6] [--seed 0]
 """
@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import collections
 import os
+import signal
 import sys
 import time
 import traceback
@@ -50,8 +51,15 @@ def main() -> int:
             failures.append((type(err).__name__, str(err).splitlines()[:1], traceback.format_exc()))
 
     start = time.time()
-    run_one()
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # a killed run still reports
+    interrupted = False
+    try:
+        run_one()
+    except KeyboardInterrupt:
+        interrupted = True
     elapsed = time.time() - start
+    if interrupted:
+        print("interrupted: the counts below are those of the steps run so far")
     print(f"programs: {stats.programs}  random steps: {stats.steps}  refused: {stats.refused} "
           f"({100.0 * stats.refused / max(stats.steps, 1):.1f}%)  failures: {len(failures)}  "
           f"time: {elapsed:.0f} s")  # fmt: skip
