@@ -36,6 +36,7 @@ def main() -> int:
     parser.add_argument("--minutes", type=float, default=0, help="stop drawing new examples after this long")
     args = parser.parse_args()
     stats = sched_fuzz.Stats()
+    out_of_time: list = []
     failures: list = []
 
     @seed(args.seed)
@@ -44,7 +45,8 @@ def main() -> int:
     @given(data=st.data())
     def run_one(data):
         if args.minutes and time.time() - start > 60 * args.minutes:
-            return  # out of time: the remaining examples do nothing
+            out_of_time.append(True)  # stop here (drawing nothing would make hypothesis see flaky data)
+            raise KeyboardInterrupt
         try:
             sched_fuzz.check_random_schedule(data, stats, max_steps=args.steps)
         except Exception as err:  # noqa: BLE001 - every failure is recorded, the run goes on
@@ -58,7 +60,7 @@ def main() -> int:
     except KeyboardInterrupt:
         interrupted = True
     elapsed = time.time() - start
-    if interrupted:
+    if interrupted and not out_of_time:
         print("interrupted: the counts below are those of the steps run so far")
     print(f"programs: {stats.programs}  random steps: {stats.steps}  refused: {stats.refused} "
           f"({100.0 * stats.refused / max(stats.steps, 1):.1f}%)  failures: {len(failures)}  "
