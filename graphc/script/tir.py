@@ -177,6 +177,22 @@ def call_extern(dtype: str, func_name: str, *args):
     return _expr.Call(canonical(dtype), "tir.call_extern", (_expr.StringImm(func_name), *_args(args)))
 
 
+def _builtin(name: str):
+    """TVM's WMMA builtins (`T.tvm_fill_fragment(B.data, ...)`): opaque calls schedules must respect."""
+
+    def build(*args, dtype: str = "handle"):
+        return _expr.Call(canonical(dtype), f"tir.{name}", _args(args))
+
+    build.__name__ = name
+    return build
+
+
+tvm_fill_fragment = _builtin("tvm_fill_fragment")
+tvm_load_matrix_sync = _builtin("tvm_load_matrix_sync")
+tvm_store_matrix_sync = _builtin("tvm_store_matrix_sync")
+tvm_mma_sync = _builtin("tvm_mma_sync")
+
+
 def call_pure_extern(dtype: str, func_name: str, *args):
     """A call of a side-effect free external C function."""
     return _expr.Call(canonical(dtype), "tir.call_pure_extern", (_expr.StringImm(func_name), *_args(args)))
@@ -275,6 +291,7 @@ where = ScriptOnly("where")
 reads = ScriptOnly("reads")
 writes = ScriptOnly("writes")
 block_attr = ScriptOnly("block_attr")
+sblock_attr = block_attr
 func_attr = ScriptOnly("func_attr")
 match_buffer = ScriptOnly("match_buffer")
 evaluate = ScriptOnly("evaluate")
@@ -315,3 +332,34 @@ def prim_func(func=None, *, private: bool = False, check_well_formed: bool = Tru
     from .parser.entry import prim_func_decorator
 
     return prim_func_decorator(func, private=private)
+
+
+def _drop_dtype(func):
+    """TVM's script operators take a `dtype=` keyword they ignore (`T.if_then_else(c, a, b,
+    dtype="float32")`); accept it the same way."""
+    import functools
+
+    @functools.wraps(func)
+    def wrapped(*args, dtype=None, **kwargs):
+        return func(*args, **kwargs)
+
+    return wrapped
+
+
+def _accept_dtype_keyword() -> None:
+    import builtins
+    import inspect
+
+    for name in _op.__all__:
+        func = globals().get(name)
+        if not inspect.isfunction(func) or func is not getattr(_op, name, None):
+            continue
+        try:
+            params = inspect.signature(func).parameters
+        except (TypeError, ValueError):
+            continue
+        if "dtype" not in params and not builtins.any(p.kind == p.VAR_KEYWORD for p in params.values()):
+            globals()[name] = _drop_dtype(func)
+
+
+_accept_dtype_keyword()

@@ -11,15 +11,19 @@ primitives applied (`sch.trace`, replayable with `sch.trace.apply_to(other)`). H
 - annotations (annotate.py): annotate, unannotate
 - block placement (compute_at.py, compute_inline.py): compute_at, reverse_compute_at,
   compute_inline, reverse_compute_inline
-- caching and scopes (cache.py): cache_read, cache_write, set_scope
+- caching and scopes (cache.py, reindex_cache.py): cache_read, cache_write, reindex_cache_read,
+  reindex_cache_write, set_scope
 - reductions (reduction.py): decompose_reduction, rfactor
 - restructuring (schedule_layout.py): blockize (blockize.py), transform_layout (layout.py),
   pad_einsum (pad.py), reindex (reindex.py)
 - storage_align records the "buffer_dim_align" block annotation, which lowering
   (CompactBufferAllocation) turns into padded strides of the buffer, as in TVM
 
-Every primitive checks its preconditions before building anything: an illegal one raises
-`ScheduleError` saying why, and the schedule stays exactly as it was.
+Every primitive checks its preconditions before building anything (the checks TVM makes:
+scope.py for stage pipelines and complete/reduction blocks, affine.py for affine bindings):
+an illegal one raises `ScheduleError` naming the primitive, the block or loop and the failed
+condition, and the schedule stays exactly as it was. Wherever a primitive takes a block, a
+block name does too. testing.py has TVM's `verify_trace_roundtrip`.
 """
 
 from ...errors import ScheduleError

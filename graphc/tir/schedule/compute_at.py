@@ -95,18 +95,65 @@ def _touched_region(ana, loop: For, realizes: list, buffer, use_reads: bool, wha
     return dims
 
 
-def _iter_ranges(block: Block, buffer, dims: list, use_reads: bool, what: str) -> dict:
-    """Map each block iter var that indexes `buffer` as a plain point to the (lo, hi) of its dim."""
+def _iter_ranges(block: Block, buffer, dims: list, use_reads: bool, what: str, ana=None) -> dict:
+    """Map each block iter var that indexes `buffer` to the (lo, hi) its instances must cover.
+
+    A dimension indexed by a plain iter var takes that dimension's range. Otherwise the indices
+    must be a bijective affine map of the iters (`v // 16, v % 16`, `9 - v`, ...) and the iters'
+    ranges come from inverting the map at the region's corners (TVM's affine case); a consumer
+    (reverse_compute_at) must then cover exactly the region, no more.
+    """
     reads, writes = access(block)
     regions = [r for r in (reads if use_reads else writes) if r.buffer is buffer]
     out: dict = {}
-    for k, r in enumerate(regions[0].region):
+    plain = True
+    for r in regions[0].region:
         if not (isinstance(r.min, Var) and is_one(r.extent)) or r.min in out:
+            plain = False
+            break
+        out[r.min] = None
+    if plain:
+        return {r.min: dims[k] for k, r in enumerate(regions[0].region)}
+    return _affine_iter_ranges(block, buffer, regions[0], dims, use_reads, what, ana)
+
+
+def _affine_iter_ranges(block: Block, buffer, region, dims: list, exact: bool, what: str, ana) -> dict:
+    from .affine import detect_bijective, inverse
+
+    fail = ScheduleError(
+        f"cannot {what}: block {block.name_hint!r} accesses {buffer.name} at {region}, which is neither "
+        f"distinct block iter vars nor a bijective affine map of them"
+    )
+    if not all(is_one(r.extent) for r in region.region):
+        raise fail
+    doms = {iv.var: iv.dom for iv in block.iter_vars}
+    found = detect_bijective([r.min for r in region.region], doms, ana)
+    if found is None:
+        raise fail
+    at_lo = inverse(*found, [lo for lo, _ in dims])
+    at_hi = inverse(*found, [hi for _, hi in dims])
+    out = {}
+    for var in at_lo:
+        a, b = at_lo[var], at_hi[var]
+        d = affine_difference(b, a)
+        if d is None:
+            diff = ana.simplify(b - a)
+            d = diff.value if isinstance(diff, IntImm) else None
+        if d is None:
+            raise ScheduleError(f"cannot {what}: cannot order the range of {var.name} the region needs")
+        out[var] = (a, b) if d >= 0 else (b, a)
+    if exact:  # the iters' box must map onto the region exactly, or the consumer runs too early
+        count, want = 1, 1
+        for lo, hi in out.values():
+            count = count * (hi - lo + 1)
+        for lo, hi in dims:
+            want = want * (hi - lo + 1)
+        if not ana.can_prove(ana.simplify(count - want) == 0):
             raise ScheduleError(
-                f"cannot {what}: block {block.name_hint!r} must access {buffer.name} at distinct block iter "
-                f"vars (dimension {k} is indexed by an expression)"
+                f"cannot {what}: the region of {buffer.name} the producers write under the loop is not one "
+                f"box of block {block.name_hint!r}'s iters, so the block would run before all its inputs "
+                f"exist"
             )
-        out[r.min] = dims[k]
     return out
 
 
@@ -159,9 +206,24 @@ def _contains(stmt, targets: list) -> bool:
     return any(id(s) in ids for s in walk(stmt))
 
 
-def compute_at(func, func_name: str, name: str, loop_var: Var, preserve_unit_loops: bool, reverse: bool):
-    """Move block `name` under loop `loop_var` (see the module docstring); returns the new func."""
-    what = f"{'reverse_' if reverse else ''}compute_at block {name!r} to loop {loop_var.name}"
+def compute_at(func, func_name: str, name: str, loop_var: Var, preserve_unit_loops: bool, reverse: bool,
+               index: int = -1):  # fmt: skip
+    """Move block `name` under loop `loop_var` (see the module docstring); returns the new func.
+
+    `index` picks the position among the loop body's statements: -1 (default) right before
+    the first consumer (compute_at) or at the end (reverse_compute_at), -2 right after the last
+    producer, or an explicit position between those two.
+    """
+    from .scope import (
+        check_complete_or_reduction,
+        check_stage_pipeline,
+        dependences,
+        is_output_block,
+        output_covered,
+    )
+
+    prim = "reverse_compute_at" if reverse else "compute_at"
+    what = f"{prim} block {name!r} at loop {loop_var.name}"
     bpath = find_block_path(func.body, name)
     lpath = find_loop_path(func.body, loop_var)
     if bpath is None or len(bpath) == 1:
@@ -171,34 +233,49 @@ def compute_at(func, func_name: str, name: str, loop_var: Var, preserve_unit_loo
     realize, loop = bpath[-1], lpath[-1]
     scope = enclosing_block(bpath)
     if scope is not enclosing_block(lpath + [None]):
-        raise ScheduleError(f"cannot {what}: the block and the loop are not in the same block scope")
+        raise ScheduleError(
+            f"cannot {what}: the block and the loop are not under the same block scope (a block lies "
+            f"between the loop and the scope of the block)"
+        )
     if any(s is loop for s in bpath):
-        raise ScheduleError(f"cannot {what}: the loop is already an ancestor of the block")
-    if not (isinstance(realize.predicate, IntImm) and realize.predicate.value == 1):
-        raise ScheduleError(f"cannot {what}: the block has a predicate (T.where); move it before splitting")
+        raise ScheduleError(f"cannot {what}: the loop is already an ancestor of block {name!r}")
+    check_stage_pipeline(func, bpath, what)
     block = realize.block
-    siblings = [r for r in scope_realizes(scope) if r is not realize]
-    mine = write_buffers(block) if not reverse else read_buffers(block)
-    if reverse:
-        related = [r for r in siblings if set(write_buffers(r.block)) & set(mine)]
-    else:
-        related = [r for r in siblings if set(read_buffers(r.block)) & set(mine)]
-    role = "producers" if reverse else "consumers"
-    for buf in set(write_buffers(block)) | set(mine):
+    for buf in set(write_buffers(block)) | set(read_buffers(block) if reverse else ()):
         writers = [r.block.name_hint for r in scope_realizes(scope) if buf in write_buffers(r.block)]
         if len(writers) > 1:
             raise ScheduleError(
                 f"cannot {what}: {buf.name} is written by several blocks ({', '.join(writers)}), so the "
-                f"scope is not a stage pipeline; apply compute_at before decompose_reduction"
+                f"scope is not a stage pipeline and {name!r} is not a complete block; apply compute_at "
+                f"before decompose_reduction"
             )
+    check_complete_or_reduction(func, bpath, what)
+    if not (isinstance(realize.predicate, IntImm) and realize.predicate.value == 1):
+        raise ScheduleError(f"cannot {what}: the block has a predicate (T.where); move it before splitting")
+    block = realize.block
+    deps = dependences(scope)
+    producers = _unique([src for src, dst, kind, _ in deps if dst is realize and kind in ("RAW", "WAW")])
+    consumers = _unique([dst for src, dst, kind, _ in deps if src is realize and kind in ("RAW", "WAW")])
+    related = producers if reverse else consumers
+    role = "producers" if reverse else "consumers"
+    mine = read_buffers(block) if reverse else write_buffers(block)
+    touched = write_buffers if reverse else read_buffers
+    related = [r for r in related if set(touched(r.block)) & set(mine)]
     under = scope_realizes(loop)
     if not related:
-        raise ScheduleError(f"cannot {what}: the block has no {role} in its scope")
+        extra = "; it is an output block" if not reverse and is_output_block(bpath) else ""
+        raise ScheduleError(f"cannot {what}: the block has no {role} in its scope{extra}")
+    if not reverse and is_output_block(bpath) and not output_covered(func, bpath, related):
+        raise ScheduleError(
+            f"cannot {what}: {name!r} is an output block (it writes a buffer its scope does not allocate) "
+            f"and its consumers do not provably read all it writes; computed at their loop, it would "
+            f"leave part of its output unwritten"
+        )
     outside = [r for r in related if not any(r is u for u in under)]
     if outside:
         raise ScheduleError(
-            f"cannot {what}: its {role[:-1]} {outside[0].block.name_hint!r} is not under loop "
-            f"{loop_var.name}; all {role} must be inside the loop"
+            f"cannot {what}: the primitive requires all the {role} of the block to be under the loop, "
+            f"but {role[:-1]} {outside[0].block.name_hint!r} is not"
         )
     order = [s for s in walk(scope) if isinstance(s, BlockRealize | For)]
     pos = {id(s): k for k, s in enumerate(order)}
@@ -216,17 +293,46 @@ def compute_at(func, func_name: str, name: str, loop_var: Var, preserve_unit_loo
     outer = {s.loop_var: Range(s.min, s.extent) for s in lpath if isinstance(s, For)}
     ana = shape_analyzer(func, outer)
     dims = _touched_region(ana, loop, related, buffer, use_reads=not reverse, what=what)
-    ranges = _iter_ranges(block, buffer, dims, use_reads=reverse, what=what)
+    ranges = _iter_ranges(block, buffer, dims, use_reads=reverse, what=what, ana=ana)
     nest = _new_nest(ana, realize, ranges, preserve_unit_loops, outer)
     body = loop.body
     stmts = list(body.seq) if isinstance(body, SeqStmt) else [body]
-    if reverse:
-        stmts.append(nest)
-    else:
-        first = next(k for k, s in enumerate(stmts) if _contains(s, related))
-        stmts.insert(first, nest)
+    at = _insertion_point(stmts, producers, consumers, index, what)
+    stmts.insert(at, nest)
     new_loop = loop.replace(body=SeqStmt.flatten(*stmts))
     return func.with_body(replace_stmts(func.body, {removal_root(bpath): None, loop: new_loop}))
+
+
+def _unique(items: list) -> list:
+    out: list = []
+    for x in items:
+        if not any(x is y for y in out):
+            out.append(x)
+    return out
+
+
+def _insertion_point(stmts: list, producers: list, consumers: list, index: int, what: str) -> int:
+    """Where among the loop body's statements the block goes: after its last producer and before
+    its first consumer there (TVM's rule), at `index` when one is given."""
+    last_producer = max((k for k, s in enumerate(stmts) if _contains(s, producers)), default=-1)
+    first_consumer = min((k for k, s in enumerate(stmts) if _contains(s, consumers)), default=len(stmts))
+    if last_producer >= first_consumer:
+        raise ScheduleError(
+            f"cannot {what}: under the loop a producer of the block comes after one of its consumers"
+        )
+    if not isinstance(index, int) or isinstance(index, bool):
+        raise ScheduleError(f"cannot {what}: index must be an int, got {type(index).__name__}")
+    if index == -1:
+        return first_consumer
+    if index == -2:
+        return last_producer + 1
+    if last_producer + 1 <= index <= first_consumer:
+        return index
+    raise ScheduleError(
+        f"cannot {what}: index {index} is not a valid position; use -1, -2 or a position in "
+        f"[{last_producer + 1}, {first_consumer}] (after the block's producers and before its consumers "
+        f"under the loop)"
+    )
 
 
 def _check_between(order, pos, realize, loop, under, block, reverse, what):

@@ -31,16 +31,14 @@ from __future__ import annotations
 from ...errors import ScheduleError
 from ..analysis.block_access import get_block_read_write_region
 from ..analysis.var_use import used_vars
-from ..expr import IntImm, Var
+from ..expr import IntImm, PrimExpr, Var
 from ..functor import StmtExprMutator, StmtExprVisitor, substitute
 from ..stmt import Block, BlockRealize, BufferStore, IterType
-from .loops import _provably_equal
 from .state import (
     enclosing_block,
     find_block_path,
     removal_root,
     replace_stmts,
-    scope_realizes,
     simplify,
     walk,
 )  # fmt: skip
@@ -110,12 +108,41 @@ def _refresh_reads(root, changed_names: set, buffer=None):
     return _Refresh().visit_stmt(root)
 
 
+def _opaque_use(func, buf) -> str | None:
+    """Where `buf` is used other than by loads and stores: its data pointer, or a match_buffer."""
+    for s in walk(func.body):
+        if isinstance(s, Block) and any(m.source.buffer is buf for m in s.match_buffers):
+            return f"{buf.name} is matched by block {s.name_hint!r}"
+    found: list = []
+
+    class _Data(StmtExprVisitor):
+        def visit_Var(self, op):
+            if op is buf.data:
+                found.append(op)
+
+    _Data().visit_stmt(func.body)
+    if found:
+        return f"{buf.name}'s data pointer is used directly (an opaque access)"
+    return None
+
+
 def compute_inline(func, func_name: str, name: str):
     """Inline block `name` into its consumers; returns the new PrimFunc."""
+    from .blocks import access
+    from .scope import check_complete, check_stage_pipeline, is_output_block
+
+    what = f"compute_inline block {name!r}"
     path = find_block_path(func.body, name)
     if path is None or len(path) == 1:
         raise ScheduleError(f"cannot inline block {name!r}: it is the root block or does not exist")
     block = path[-1].block
+    if block.init is not None:
+        raise ScheduleError(f"cannot {what}: the block has an init (T.init()), it is a reduction")
+    writes = access(block)[1]
+    if len(writes) != 1:
+        raise ScheduleError(
+            f"cannot {what}: the block must write exactly one buffer region, it writes {len(writes)}"
+        )
     store = _single_store(block, "producers computing one element per instance")
     buf = store.buffer
     if _is_param(func, buf):
@@ -123,6 +150,13 @@ def compute_inline(func, func_name: str, name: str):
             f"cannot inline block {name!r}: it writes {buf.name}, an output of the function; only "
             f"blocks writing intermediate buffers can be inlined"
         )
+    check_stage_pipeline(func, path, what)
+    if is_output_block(path):
+        raise ScheduleError(
+            f"cannot {what}: it is an output block of its scope ({buf.name} is not allocated by the "
+            f"scope block {enclosing_block(path).name_hint!r})"
+        )
+    check_complete(path, what)
     iter_vars = [iv.var for iv in block.iter_vars]
     if not all(isinstance(x, Var) and x in iter_vars for x in store.indices) or len(
         {id(x) for x in store.indices}
@@ -141,11 +175,9 @@ def compute_inline(func, func_name: str, name: str):
         raise ScheduleError(f"cannot inline block {name!r}: {buf.name} is written by more than one store")
     if not _is_true(path[-1].predicate):
         raise ScheduleError(f"cannot inline block {name!r}: it has a predicate (T.where)")
-    for s in walk(func.body):
-        if isinstance(s, Block) and any(m.source.buffer is buf for m in s.match_buffers):
-            raise ScheduleError(
-                f"cannot inline block {name!r}: {buf.name} is matched by block {s.name_hint!r}"
-            )
+    opaque = _opaque_use(func, buf)
+    if opaque:
+        raise ScheduleError(f"cannot {what}: {opaque}")
 
     changed: set = set()
 
@@ -184,82 +216,149 @@ def _free_vars(func) -> set:
 
 
 def reverse_compute_inline(func, func_name: str, name: str):
-    """Inline consumer block `name` into the single producer of the buffer it reads."""
+    """Inline consumer block `name` into the single producer of the buffer it reads.
+
+    The consumer `C[g(v)] = h(B[f(v)], ...)` may load B several times (at the same indices),
+    at any indices `f` that are a bijective affine map of its iters (a permutation, a reshape
+    by `//` and `%`, an offset), and need not consume every element B's producer writes: the
+    producer `B[p(u)] = e(u)` becomes `C[g(f^-1(p(u)))] = h(e(u), ...)` under a predicate
+    that keeps `f^-1(p(u))` inside C's iter domains.
+    """
+    from ..arith import Analyzer
+    from .affine import detect_bijective, inverse
+    from .scope import check_complete, check_stage_pipeline, dependences, writers_of
+
+    what = f"reverse_compute_inline block {name!r}"
     path = find_block_path(func.body, name)
     if path is None or len(path) == 1:
         raise ScheduleError(f"cannot reverse-inline block {name!r}: it is the root block or does not exist")
-    block = path[-1].block
+    realize = path[-1]
+    block = realize.block
+    if block.init is not None:
+        raise ScheduleError(f"cannot {what}: the block has an init (T.init()), it is a reduction")
+    scope = check_stage_pipeline(func, path, what)
     store = _single_store(block, "consumers computing one element per instance")
-    if not _is_true(path[-1].predicate):
-        raise ScheduleError(f"cannot reverse-inline block {name!r}: it has a predicate (T.where)")
-    scope = enclosing_block(path)
-    candidates = {}
-    for load in _all_loads(store.value):
-        candidates.setdefault(load.buffer, []).append(load)
-    intermediates = [b for b in candidates if not _is_param(func, b) and _writers(func.body, b)]
-    if len(intermediates) != 1:
+    from .blocks import access
+
+    produced = [r.buffer for r in access(block)[0] if writers_of(scope, r.buffer)]
+    produced = [b for k, b in enumerate(produced) if not any(b is x for x in produced[:k])]
+    if len(produced) != 1:
         raise ScheduleError(
             f"cannot reverse-inline block {name!r}: it must read exactly one intermediate buffer written "
-            f"by a producer block, found {len(intermediates)}"
+            f"by a producer block of its scope, found {len(produced)}"
         )
-    buf = intermediates[0]
-    loads = candidates[buf]
-    if len(loads) != 1 or not all(isinstance(x, Var) for x in loads[0].indices):
+    buf = produced[0]
+    if _is_param(func, buf):  # TVM: the producer must not be an output block
         raise ScheduleError(
-            f"cannot reverse-inline block {name!r}: it must load {buf.name} once, indexed by distinct "
-            f"block iter vars"
+            f"cannot {what}: the buffer it reads, {buf.name}, is an output of the function; inlining "
+            f"would leave {buf.name} unwritten"
         )
-    load = loads[0]
-    iter_vars = [iv.var for iv in block.iter_vars]
-    if len({id(x) for x in load.indices}) != len(load.indices) or set(iter_vars) - set(load.indices):
+    check_complete(path, what)
+    deps = dependences(scope)
+    into = [d for d in deps if d[1] is realize]
+    if len(into) != 1 or into[0][2] != "RAW":
         raise ScheduleError(
-            f"cannot reverse-inline block {name!r}: the indices of {buf.name} must be a permutation of "
-            f"the block's iter vars"
+            f"cannot {what}: the block must have a single producer (one read-after-write dependence), "
+            f"found {len(into)} dependence(s)"
         )
-    writer_realizes = [r for r in scope_realizes(scope) if _writers(r.block, buf)]
-    if len(writer_realizes) != 1:
-        raise ScheduleError(f"cannot reverse-inline block {name!r}: {buf.name} must have one producer block")
-    prod_realize = writer_realizes[0]
+    prod_realize = into[0][0]
     producer = prod_realize.block
+    ppath = find_block_path(func.body, producer.name_hint)
     if producer.init is not None or any(iv.iter_type != IterType.DATA_PAR for iv in producer.iter_vars):
         raise ScheduleError(
             f"cannot reverse-inline block {name!r}: its producer {producer.name_hint!r} is a reduction; "
             f"only a spatial producer can absorb a consumer"
         )
+    check_complete(ppath, f"{what} into its producer {producer.name_hint!r}")
+    out_of = [d for d in deps if d[0] is prod_realize]
+    if len(out_of) != 1:
+        others = [d[1].block.name_hint for d in out_of if d[1] is not realize]
+        raise ScheduleError(
+            f"cannot {what}: its producer {producer.name_hint!r} must have this block as its only "
+            f"consumer, but {buf.name} is also used by block(s) {', '.join(others) or '(none)'}"
+        )
+    if not _is_true(realize.predicate):
+        raise ScheduleError(f"cannot reverse-inline block {name!r}: it has a predicate (T.where)")
+    loads = [x for x in _all_loads(store.value) if x.buffer is buf]
+    loads += [x for i in store.indices for x in _all_loads(i) if x.buffer is buf]
+    if store.buffer is buf or not loads:
+        raise ScheduleError(f"cannot {what}: its store must read {buf.name} and write another buffer")
+    from ..analysis.block_access import same_expr
+
+    first = loads[0]
+    if any(not same_expr(tuple(x.indices), tuple(first.indices)) for x in loads[1:]):
+        raise ScheduleError(f"cannot {what}: it loads {buf.name} at different indices")
     pstore = _single_store(producer, "producers computing one element per instance")
-    if len(_loads_of(func.body, buf)) != 1:
-        raise ScheduleError(
-            f"cannot reverse-inline block {name!r}: {buf.name} is also read elsewhere; the consumer must "
-            f"be its only reader"
-        )
-    if pstore.buffer is not buf or not all(isinstance(x, Var) for x in pstore.indices):
-        raise ScheduleError(
-            f"cannot reverse-inline block {name!r}: producer {producer.name_hint!r} must store "
-            f"{buf.name} at distinct iter vars"
-        )
+    if pstore.buffer is not buf:
+        raise ScheduleError(f"cannot {what}: producer {producer.name_hint!r} does not store {buf.name}")
     doms = {iv.var: iv.dom for iv in block.iter_vars}
+    ana = Analyzer()
+    detected = detect_bijective(list(first.indices), doms, ana)
+    if detected is None:
+        shown = ", ".join(str(i) for i in first.indices)
+        raise ScheduleError(
+            f"cannot {what}: the indices {buf.name}[{shown}] are not a bijective affine map of the "
+            f"block's iters, so each element of {buf.name} cannot be traced back to one consumer instance"
+        )
+    vmap = inverse(*detected, list(pstore.indices))
     pdoms = {iv.var: iv.dom for iv in producer.iter_vars}
-    for cv, pv in zip(load.indices, pstore.indices):
-        same = _provably_equal(doms[cv].min, pdoms[pv].min)
-        if not (same and _provably_equal(doms[cv].extent, pdoms[pv].extent)):
+    for var, dom in pdoms.items():
+        ana.bind(var, dom, allow_override=True)
+    conds = []
+    for iv in block.iter_vars:
+        expr = vmap[iv.var]
+        rng = ana.int_set(expr)
+        lo, hi = rng.min_value, rng.max_value
+        top = iv.dom.min + iv.dom.extent - 1
+        short = isinstance(hi, PrimExpr) and ana.can_prove(hi < top)
+        if short or (isinstance(lo, PrimExpr) and ana.can_prove(lo > iv.dom.min)):
             raise ScheduleError(
-                f"cannot reverse-inline block {name!r}: it does not consume every element of {buf.name} "
-                f"that {producer.name_hint!r} produces"
+                f"cannot {what}: producer {producer.name_hint!r} does not cover the iter domain of "
+                f"{iv.var.name} (it writes fewer elements of {buf.name} than the block reads)"
             )
-    vmap = dict(zip(load.indices, pstore.indices))
+        if not ana.can_prove(expr >= iv.dom.min):
+            conds.append(iv.dom.min <= expr)
+        if not ana.can_prove(expr < iv.dom.min + iv.dom.extent):
+            conds.append(expr < simplify(iv.dom.min + iv.dom.extent))
+    pbind = {iv.var: v for iv, v in zip(producer.iter_vars, prod_realize.iter_values)}
+    predicate = _and_all([substitute(ana.simplify(c), pbind) for c in conds])
+    if not _is_true(prod_realize.predicate):
+        with ana.constraint_scope(predicate):
+            if not ana.can_prove(prod_realize.predicate):
+                raise ScheduleError(
+                    f"cannot {what}: producer {producer.name_hint!r} has a predicate "
+                    f"({prod_realize.predicate}) that the inlined block's bounds do not imply"
+                )
+    opaque = _opaque_use(func, buf)
+    if opaque:
+        raise ScheduleError(f"cannot {what}: {opaque}")
 
     class _Swap(StmtExprMutator):
         def visit_BufferLoad(self, op):
-            return pstore.value if op is load else super().visit_BufferLoad(op)
+            if op.buffer is buf:
+                return pstore.value
+            return super().visit_BufferLoad(op)
 
     value = substitute(_Swap().visit_expr(store.value), vmap)
-    indices = tuple(simplify(substitute(i, vmap)) for i in store.indices)
+    indices = tuple(simplify(substitute(_Swap().visit_expr(i), vmap)) for i in store.indices)
     new_store = BufferStore(store.buffer, value, indices)
     reads, writes = get_block_read_write_region(producer.replace(body=new_store))
     new_producer = producer.replace(body=new_store, reads=reads, writes=writes)
-    body = replace_stmts(func.body, {removal_root(path): None, producer: new_producer})
+    new_realize = prod_realize.replace(block=new_producer, predicate=predicate)
+    body = replace_stmts(func.body, {removal_root(path): None, prod_realize: new_realize})
     body = _drop_alloc(body, buf)
     return func.with_body(body)
+
+
+def _and_all(conds: list):
+    from ..expr import const, logical_and
+
+    out = None
+    for c in conds:
+        if isinstance(c, IntImm) and c.value:
+            continue
+        out = c if out is None else logical_and(out, c)
+    return const(True) if out is None else out
 
 
 def _all_loads(expr) -> list:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from ...errors import ScheduleError
 from ..analysis.var_use import uses_any_var
-from ..expr import IntImm, PrimExpr, Range, Var, const, convert, floordiv, floormod, logical_and
+from ..expr import FloorDiv, IntImm, PrimExpr, Range, Var, const, convert, floordiv, floormod, logical_and
 from ..functor import StmtMutator, substitute
 from ..stmt import Block, BlockRealize, For, ForKind
 from .state import check_exists, find_loop_path, is_one, replace_stmts, simplify
@@ -48,8 +48,14 @@ class _BindingRewriter(StmtMutator):
     def visit_expr(self, expr):
         return substitute(expr, self.vmap)
 
+    def _value(self, v):
+        return simplify(substitute(v, self.vmap), self.dom)
+
     def visit_BlockRealize(self, op: BlockRealize):
-        values = tuple(simplify(substitute(v, self.vmap), self.dom) for v in op.iter_values)
+        # a binding that is just the loop keeps the new loops' expression as built (TVM's form)
+        values = tuple(
+            self.vmap[v] if isinstance(v, Var) and v in self.vmap else self._value(v) for v in op.iter_values
+        )
         if all(a is b for a, b in zip(values, op.iter_values)):
             values = op.iter_values
         pred = substitute(op.predicate, self.vmap)
@@ -63,12 +69,30 @@ def _is_true(e) -> bool:
     return isinstance(e, IntImm) and e.value == 1
 
 
-def split(func, func_name: str, var: Var, factors, preserve_unit_iters: bool = True):
-    """Split loop `var` into len(factors) nested loops; returns (new_func, new loop Vars)."""
+def check_plain_loop(loop: For, what: str) -> None:
+    """Refuse a loop that carries annotations or a thread binding (TVM's split/fuse/merge rule:
+    the new loops could not say which of them the annotation or binding belongs to)."""
+    if loop.kind == ForKind.THREAD_BINDING or loop.thread_binding is not None:
+        tag = loop.thread_binding.thread_tag if loop.thread_binding is not None else "a thread"
+        raise ScheduleError(f"cannot {what}: loop {loop.loop_var.name} is bound to {tag}")
+    if loop.annotations:
+        keys = ", ".join(sorted(str(k) for k in loop.annotations))
+        raise ScheduleError(
+            f"cannot {what}: loop {loop.loop_var.name} has annotations ({keys}); remove them with "
+            f"unannotate first"
+        )
+
+
+def split(func, func_name: str, var: Var, factors, preserve_unit_iters: bool = True,
+          disable_predication: bool = False):  # fmt: skip
+    """Split loop `var` into len(factors) nested loops; returns (new_func, new loop Vars).
+
+    With `disable_predication`, no `T.where` guards the loops when the factors over-cover the
+    extent: the caller promises the extent is a multiple of the inner factors (TVM's meaning).
+    """
     path = _loop_path(func, var, func_name)
     loop: For = path[-1]
-    if loop.kind == ForKind.THREAD_BINDING:
-        raise ScheduleError(f"cannot split loop {var.name}: it is bound to {loop.thread_binding.thread_tag}")
+    check_plain_loop(loop, f"split loop {var.name}")
     factors = list(factors)
     if len(factors) < 2:
         raise ScheduleError(f"split of loop {var.name} needs at least two factors, got {len(factors)}")
@@ -77,12 +101,12 @@ def split(func, func_name: str, var: Var, factors, preserve_unit_iters: bool = T
         raise ScheduleError(
             f"split of loop {var.name}: at most one factor may be None (inferred), got {len(nones)} Nones"
         )
-    dtype = var.dtype
+    dtype = var.dtype  # factors of another integer type are cast to the loop's
     known: list = []
     for f in factors:
         if f is None:
             continue
-        f = convert(f, dtype) if not isinstance(f, PrimExpr) else f
+        f = convert(f, dtype) if not isinstance(f, PrimExpr) else _as_dtype(f, dtype)
         if isinstance(f, IntImm) and f.value <= 0:
             raise ScheduleError(f"split of loop {var.name}: factors must be positive, got {f.value}")
         known.append(f)
@@ -94,19 +118,33 @@ def split(func, func_name: str, var: Var, factors, preserve_unit_iters: bool = T
         inferred = simplify(floordiv(extent + product - 1, product)) if not is_one(product) else extent
         factors[nones[0]] = inferred
         product = product * inferred
-    factors = [convert(f, dtype) if not isinstance(f, PrimExpr) else f for f in factors]
+    factors = [convert(f, dtype) if not isinstance(f, PrimExpr) else _as_dtype(f, dtype) for f in factors]
     exact = _provably_equal(product, extent)
-    if (
-        not exact
-        and isinstance(product, IntImm)
-        and isinstance(extent, IntImm)
-        and product.value < extent.value
-    ):
-        shown = [int(f.value) if isinstance(f, IntImm) else str(f) for f in factors]
-        raise ScheduleError(
-            f"split of loop {var.name}: the product of factors {shown} is {product.value}, which does "
-            f"not cover the loop extent {extent.value}; use None for one factor to infer it"
-        )
+    shown = [int(f.value) if isinstance(f, IntImm) else str(f) for f in factors]
+    if not exact and isinstance(product, IntImm) and isinstance(extent, IntImm):
+        if product.value < extent.value:
+            raise ScheduleError(
+                f"split of loop {var.name}: the product of factors {shown} is {product.value}, which does "
+                f"not cover the loop extent {extent.value}; use None for one factor to infer it"
+            )
+        if disable_predication:
+            raise ScheduleError(
+                f"split of loop {var.name} with disable_predication: the product of factors {shown} is "
+                f"{product.value}, not the loop extent {extent.value}, so the loops would run past it"
+            )
+    elif not exact:
+        from .bounds import shape_analyzer
+
+        ana = shape_analyzer(func)
+        for p in path:
+            if isinstance(p, For) and p is not loop:
+                ana.bind(p.loop_var, Range(p.min, p.extent), allow_override=True)
+        if not ana.can_prove(product >= extent) and not _ceil_cover(factors, extent, ana):
+            raise ScheduleError(
+                f"split of loop {var.name}: the product of factors {shown} ({simplify(product)}) is not "
+                f"provably at least the loop extent {extent}, so some iterations could be lost; use None "
+                f"for one factor to infer it"
+            )
     new_vars = [Var(f"{var.name}_{k}", dtype) for k in range(len(factors))]
     fused = new_vars[0]
     for v, f in zip(new_vars[1:], factors[1:]):
@@ -118,11 +156,41 @@ def split(func, func_name: str, var: Var, factors, preserve_unit_iters: bool = T
         vmap_unit = {v: const(0, dtype) for v, f in zip(new_vars, factors) if is_one(f)}
         fused = substitute(fused, vmap_unit) if vmap_unit else fused
     bound = extent if _is_zero(loop.min) else loop.min + extent
-    predicate = None if exact else simplify(fused) < bound
+    predicate = None if exact or disable_predication else simplify(fused) < bound
     body = _BindingRewriter({var: simplify(fused, dom)}, dom, predicate).visit_stmt(loop.body)
     for v, f in reversed(list(zip(new_vars, factors))):
         body = For(v, const(0, dtype), f, ForKind.SERIAL, body)
     return func.with_body(replace_stmts(func.body, {loop: body})), new_vars
+
+
+def _ceil_cover(factors: list, extent, ana) -> bool:
+    """Whether one factor is `(extent + k) // c` with `k >= c - 1` and the others multiply to `c`
+    (a ceiling division of the extent by the rest), so the product covers the extent."""
+    from ..analysis.block_access import affine_difference
+
+    for k, f in enumerate(factors):
+        if not isinstance(f, FloorDiv) or not isinstance(f.b, IntImm):
+            continue
+        rest = const(1, f.dtype)
+        for g in factors[:k] + factors[k + 1 :]:
+            rest = rest * g
+        offset = affine_difference(f.a, extent)
+        if offset is None:
+            diff = ana.simplify(f.a - extent)
+            offset = diff.value if isinstance(diff, IntImm) else None
+        if offset is not None and ana.can_prove(rest >= f.b) and offset >= f.b.value - 1:
+            return True
+    return False
+
+
+def _as_dtype(e: PrimExpr, dtype: str) -> PrimExpr:
+    if e.dtype == dtype:
+        return e
+    if isinstance(e, IntImm):
+        return const(e.value, dtype)
+    from ..expr import cast
+
+    return cast(e, dtype)
 
 
 def _is_zero(e) -> bool:
@@ -152,31 +220,38 @@ def fuse(func, func_name: str, vars_: list, preserve_unit_iters: bool = True):
                 f"statement directly inside {loops[-1].loop_var.name} (fuse needs consecutive, perfectly "
                 f"nested loops, listed outermost first)"
             )
-        if loop.kind == ForKind.THREAD_BINDING:
-            raise ScheduleError(f"cannot fuse loop {v.name}: it is bound to a thread axis")
+        check_plain_loop(loop, f"fuse loops {', '.join(x.name for x in vars_)}")
         loops.append(loop)
     outer_vars = {lp.loop_var for lp in loops}
     for lp in loops[1:]:
         if uses_any_var(lp.extent, outer_vars) or uses_any_var(lp.min, outer_vars):
             raise ScheduleError(f"cannot fuse: the range of loop {lp.loop_var.name} depends on an outer loop")
-    dtype = vars_[0].dtype
+    # the fused loop counts in the widest of the loops' types (as TVM); each loop's value is
+    # cast back to its own type
+    dtype = max((v.dtype for v in vars_), key=lambda t: int(t[3:]) if t.startswith("int") else 0)
     names = "_".join(v.name for v in vars_)
     fused = Var(f"{names}_fused", dtype)
     extent = const(1, dtype)
     for lp in loops:
-        extent = extent * lp.extent
+        extent = extent * _as_dtype(lp.extent, dtype)
     extent = simplify(extent)
     vmap = {}
     suffix = const(1, dtype)
     for k in range(len(loops) - 1, -1, -1):
         lp = loops[k]
-        value = fused if is_one(suffix) else floordiv(fused, suffix)
-        if k > 0:
-            value = floormod(value, lp.extent)
+        ext = _as_dtype(lp.extent, dtype)
+        # TVM's spelling: fused // s for the outermost, fused % (s * e) // s inside, fused % e last
+        if k == 0:
+            value = fused if is_one(suffix) else floordiv(fused, suffix)
+        elif is_one(suffix):
+            value = floormod(fused, ext)
+        else:
+            value = floordiv(floormod(fused, simplify(suffix * ext)), suffix)
+        value = _as_dtype(value, lp.loop_var.dtype)
         if not _is_zero(lp.min):
             value = lp.min + value
         vmap[lp.loop_var] = value
-        suffix = simplify(suffix * lp.extent)
+        suffix = simplify(suffix * ext)
     dom = {fused: Range(const(0, dtype), extent)}
     body = _BindingRewriter(vmap, dom).visit_stmt(loops[-1].body)
     new_loop = For(fused, const(0, dtype), extent, ForKind.SERIAL, body)
@@ -224,11 +299,48 @@ def reorder(func, func_name: str, vars_: list):
             )
         if lp.kind == ForKind.THREAD_BINDING and lp is not chain[k]:
             raise ScheduleError(f"cannot reorder loop {lp.loop_var.name}: it is bound to a thread axis")
+    _check_reorder_blocks(func, chain)
     _check_affine_reductions(chain, chain_vars)
     body = chain[-1].body
     for lp in reversed(new_chain):
         body = lp.replace(body=body)
     return func.with_body(replace_stmts(func.body, {chain[0]: body}))
+
+
+def _check_reorder_blocks(func, chain: list) -> None:
+    """TVM's rule: every block under the loops has only spatial and reduction iters, and an
+    affine binding (over all its loops in the scope, or at least over those from the top of
+    the reordered chain down)."""
+    from ..stmt import IterType
+    from .affine import is_affine_binding
+    from .bounds import shape_analyzer
+    from .state import find_block_path, find_path, scope_realizes
+
+    what = f"reorder loops {', '.join(lp.loop_var.name for lp in chain)}"
+    for realize in scope_realizes(chain[-1]):
+        block = realize.block
+        for iv in block.iter_vars:
+            if iv.iter_type not in (IterType.DATA_PAR, IterType.COMM_REDUCE):
+                raise ScheduleError(
+                    f"cannot {what}: block {block.name_hint!r} under them has iter var {iv.var.name} that is "
+                    f"neither spatial nor a reduction"
+                )
+        if not realize.iter_values:
+            continue
+        from .scope import binding_is_affine
+
+        full = find_block_path(func.body, block.name_hint)
+        if full is not None and full[-1] is realize and binding_is_affine(func, full):
+            continue
+        path = find_path(chain[0], lambda x, r=realize: x is r)
+        dom = {x.loop_var: Range(x.min, x.extent) for x in path[:-1] if isinstance(x, For)}
+        ana = shape_analyzer(func, dom)
+        if not is_affine_binding(list(realize.iter_values), dom, realize.predicate, ana):
+            shown = ", ".join(f"{iv.var.name}={v}" for iv, v in zip(block.iter_vars, realize.iter_values))
+            raise ScheduleError(
+                f"cannot {what}: block {block.name_hint!r} under them does not have an affine binding "
+                f"({shown} is not a split/fuse of its loops), so a new loop order may change what it computes"
+            )
 
 
 def _check_affine_reductions(chain: list, chain_vars: set) -> None:

@@ -14,9 +14,9 @@ from ..analysis.block_access import get_block_access_region, get_block_read_writ
 from ..analysis.var_use import uses_var
 from ..expr import IntImm, Range, Var, convert
 from ..functor import substitute
-from ..stmt import Block, BlockRealize, For, IterType, IterVar, SeqStmt
+from ..stmt import Block, BlockRealize, For, ForKind, IterType, IterVar, SeqStmt
 from .blocks import read_buffers, write_buffers
-from .state import enclosing_block, find_block_path, loops_above, replace_stmts, walk
+from .state import enclosing_block, find_block_path, is_one, loops_above, replace_stmts, walk
 
 
 def _check_init_reached(func, block, realize, loops, what: str) -> None:
@@ -127,6 +127,11 @@ def decompose_reduction(func, func_name: str, name: str, loop_var: Var):
                 f"above every loop related to the reduction (decompose at {lp.loop_var.name} or higher)"
             )
     _check_init_reached(func, block, realize, loops, what)
+    from .scope import check_reduction
+
+    # graphc's loop_partition leaves the parts of a reduction as sibling writers of one buffer (TVM
+    # wraps each in a block of its own), so the only-writer condition is not asked here
+    check_reduction(func, path, what, dominant=False)
     for lp, nxt in zip(loops[pos:], loops[pos + 1 :] + [realize]):
         if lp.body is not nxt:
             raise ScheduleError(
@@ -149,7 +154,7 @@ def decompose_reduction(func, func_name: str, name: str, loop_var: Var):
     new_ivs = [IterVar(iv.dom, Var(iv.var.name, iv.var.dtype), IterType.DATA_PAR) for iv, _ in spatial]
     vmap = {iv.var: new.var for (iv, _), new in zip(spatial, new_ivs)}
     init_body = substitute(block.init, vmap)
-    init_block = Block(tuple(new_ivs), (), (), f"{name}_init", init_body)
+    init_block = Block(tuple(new_ivs), (), (), f"{name}_init", init_body, annotations=dict(block.annotations))
     reads, writes = get_block_read_write_region(init_block)
     init_block = init_block.replace(reads=reads, writes=writes)
     values = tuple(substitute(v, copies) for _, v in spatial)
@@ -157,11 +162,16 @@ def decompose_reduction(func, func_name: str, name: str, loop_var: Var):
     stmt = BlockRealize(values, predicate, init_block)
     for lp in reversed(kept):
         extent = substitute(lp.extent, copies)
-        stmt = For(
-            copies[lp.loop_var], lp.min, extent, lp.kind, stmt, lp.thread_binding, dict(lp.annotations)
-        )
+        thread = lp.thread_binding
+        if thread is not None:  # the init loop gets its own thread variable
+            thread = thread.replace(var=Var(thread.var.name, thread.var.dtype))
+        stmt = For(copies[lp.loop_var], lp.min, extent, lp.kind, stmt, thread)
     update = block.replace(init=None, name_hint=f"{name}_update")
-    reads, _ = get_block_access_region(update)
+    if block.reads or block.writes:  # TVM's order: what it writes (and did not read) first
+        read_bufs = {id(r.buffer) for r in block.reads}
+        reads = tuple(w for w in block.writes if id(w.buffer) not in read_bufs) + tuple(block.reads)
+    else:
+        reads, _ = get_block_access_region(update)
     update = update.replace(reads=reads)
     target = loops[pos]
     new_target = replace_stmts(target, {block: update})
@@ -191,6 +201,61 @@ def _init_predicate(predicate, copies: dict, reduce_only: set, what: str):
     return out
 
 
+def _check_rfactor_loops(loops: list, realize, spatial: list, reduce_: list, what: str) -> None:
+    """TVM's loop conditions for rfactor: no loop drives both spatial and reduction iters, the
+    block is the first block under the outermost loop, the outermost reduction loop holds only
+    this block, and no loop under a reduction loop that no iter uses runs more than once."""
+    from .state import scope_realizes
+
+    first = scope_realizes(loops[0])
+    if not first or first[0] is not realize:
+        raise ScheduleError(
+            f"cannot {what}: block {realize.block.name_hint!r} is not the first block under the outermost "
+            f"loop {loops[0].loop_var.name}"
+        )
+    met_reduction = False
+    for lp in loops:
+        in_spatial = any(uses_var(v, lp.loop_var) for _, v in spatial)
+        in_reduce = any(uses_var(v, lp.loop_var) for _, v in reduce_)
+        if in_spatial and in_reduce:
+            raise ScheduleError(
+                f"cannot {what}: loop {lp.loop_var.name} drives both spatial and reduce iters"
+            )
+        if in_reduce and not met_reduction:
+            met_reduction = True
+            if len(scope_realizes(lp)) != 1:
+                raise ScheduleError(
+                    f"cannot {what}: the outermost reduction loop {lp.loop_var.name} must contain only the "
+                    f"reduction block"
+                )
+        elif not in_spatial and not in_reduce and met_reduction and not is_one(lp.extent):
+            raise ScheduleError(
+                f"cannot {what}: loop {lp.loop_var.name} under a reduction loop runs {lp.extent} times but "
+                f"no block iter uses it"
+            )
+
+
+def _identity_ok(kind, init) -> bool:
+    """Whether `init` is the identity of the reducer `kind` (TVM's reducer patterns)."""
+    import math
+
+    from ..expr import Add, FloatImm, Max, Min, Mul
+    from ..op import max_value, min_value
+
+    if not isinstance(init, IntImm | FloatImm):
+        return False
+    v = init.value
+    if kind is Add:
+        return v == 0
+    if kind is Mul:
+        return v == 1
+    if kind is Max:
+        return v == min_value(init.dtype).value or (isinstance(v, float) and math.isinf(v) and v < 0)
+    if kind is Min:
+        return v == max_value(init.dtype).value or (isinstance(v, float) and math.isinf(v) and v > 0)
+    return False
+
+
 def _combiner(block: Block, what: str):
     """(buffer, indices, combine, operand) of `B[idx] = combine(B[idx], operand)`."""
     from ..expr import Add, BufferLoad, Max, Min, Mul
@@ -216,7 +281,28 @@ def _combiner(block: Block, what: str):
         raise ScheduleError(
             f"cannot {what}: the update does not read {store.buffer.name} at the stored indices"
         )
+    init = block.init
+    if init.buffer is not store.buffer or not _same_indices(init.indices, store.indices):
+        raise ScheduleError(
+            f"cannot {what}: the init does not write {store.buffer.name} where the update does"
+        )
+    if not _identity_ok(type(value), init.value):
+        op = {"Add": "+", "Mul": "*", "Max": "max", "Min": "min"}[type(value).__name__]
+        raise ScheduleError(
+            f"cannot {what}: the reduction is not a recognised commutative reducer: the init value "
+            f"{init.value} is not the identity of {op}"
+        )
+    if _loads(operand, store.buffer):
+        raise ScheduleError(f"cannot {what}: the reduced value reads {store.buffer.name} again")
     return store.buffer, store.indices, type(value), operand
+
+
+def _loads(expr, buffer) -> list:
+    from ..functor import post_order_visit
+
+    found: list = []
+    post_order_visit(expr, lambda e: found.append(e) if getattr(e, "buffer", None) is buffer else None)
+    return found
 
 
 def _same_indices(a, b) -> bool:
@@ -239,16 +325,22 @@ def rfactor(func, func_name: str, name: str, loop_var: Var, factor_axis: int):
     """Factor the reduction over loop `loop_var` into a new buffer; returns (new_func, rf block name)."""
     from ..buffer import decl_buffer
     from ..expr import Range
+    from .scope import check_reduction, check_stage_pipeline
 
     path = find_block_path(func.body, name)
     realize: BlockRealize = path[-1]
     block = realize.block
     what = f"rfactor block {name!r} over loop {loop_var.name}"
-    buf, indices, kind, operand = _combiner(block, what)
     loops = loops_above(path)
     rf_loop = next((lp for lp in loops if lp.loop_var is loop_var), None)
     if rf_loop is None:
         raise ScheduleError(f"cannot {what}: the loop is not one of the loops around the block")
+    if rf_loop.kind != ForKind.SERIAL or rf_loop.thread_binding is not None:
+        raise ScheduleError(
+            f"cannot {what}: the loop must be serial, but it is {rf_loop.kind.value}; rfactor before "
+            f"parallelizing, vectorizing, unrolling or binding it"
+        )
+    buf, indices, kind, operand = _combiner(block, what)
     spatial = [
         (iv, v) for iv, v in zip(block.iter_vars, realize.iter_values) if iv.iter_type == IterType.DATA_PAR
     ]
@@ -269,14 +361,16 @@ def rfactor(func, func_name: str, name: str, loop_var: Var, factor_axis: int):
             f"cannot {what}: {buf.name} is also written by block(s) {', '.join(others)}; the write-back "
             f"block would run after them"
         )
+    check_stage_pipeline(func, path, what)
+    check_reduction(func, path, what)
     red_loops = [lp for lp in loops if any(uses_var(v, lp.loop_var) for _, v in reduce_)]
-    for lp in red_loops:
-        if any(uses_var(v, lp.loop_var) for _, v in spatial):
-            raise ScheduleError(
-                f"cannot {what}: loop {lp.loop_var.name} drives both spatial and reduce iters"
-            )
-    if not 0 <= factor_axis <= len(buf.shape):
-        raise ScheduleError(f"cannot {what}: factor_axis {factor_axis} is out of range for {buf.name}")
+    _check_rfactor_loops(loops, realize, spatial, reduce_, what)
+    ndim = len(buf.shape)
+    if not isinstance(factor_axis, int) or not -(ndim + 1) <= factor_axis <= ndim:
+        raise ScheduleError(
+            f"cannot {what}: factor_axis {factor_axis} is out of range [{-(ndim + 1)}, {ndim}] for {buf.name}"
+        )
+    factor_axis = factor_axis + ndim + 1 if factor_axis < 0 else factor_axis
     sharing = [r.block.name_hint for r in walk(loops[0]) if isinstance(r, BlockRealize) and r is not realize
                and buf in read_buffers(r.block)]  # fmt: skip
     if sharing:
@@ -330,10 +424,11 @@ def rfactor(func, func_name: str, name: str, loop_var: Var, factor_axis: int):
     wb_rf_idx = list(wb_idx)
     wb_rf_idx.insert(factor_axis, wb_rf.var)
     wb_body = buf.vstore(wb_idx, _combine(kind, buf[tuple(wb_idx)], rf_buf[tuple(wb_rf_idx)]))
-    wb_block = Block(tuple(wb_spatial + [wb_rf]), (), (), name, wb_body, buf.vstore(wb_idx, block.init.value))
+    wb_block = Block(tuple([wb_rf] + wb_spatial), (), (), name, wb_body, buf.vstore(wb_idx, block.init.value))
     reads, writes = get_block_read_write_region(wb_block)
     wb_block = wb_block.replace(reads=reads, writes=writes)
-    wb_values = [substitute(v, new_loop_vars) for _, v in spatial] + [new_loop_vars[loop_var]]
+    # TVM orders the write-back block's iters rf iter first
+    wb_values = [new_loop_vars[loop_var]] + [substitute(v, new_loop_vars) for _, v in spatial]
     dropped = {lp.loop_var for lp in loops} - set(new_loop_vars)
     wb_pred = _init_predicate(realize.predicate, new_loop_vars, dropped, what)
     stmt = BlockRealize(tuple(wb_values), wb_pred, wb_block)

@@ -3,11 +3,13 @@
 `reindex(block, ("read", i))` (TVM's primitive) takes the one access of the i-th read buffer
 `A[f(v)]` in `block` and adds, before the block's loops, a block `A_reindex` that copies
 `A_reindex[u] = A[f(v)]`, where `u` are the block iter vars the indices use (in block order);
-the block then reads `A_reindex[u]`. The copy block runs over all the block's iter vars, as
-spatial iters, with extent 1 for those the access does not use. `("write", i)` is the dual:
+the block then reads `A_reindex[u]`. The copy block runs over those iters only, as spatial
+iters (the indices are simplified over the iter domains first: `co // 64` with `co < 64` uses
+no iter). `("write", i)` is the dual:
 the block writes (and, for a reduction, updates) `C_reindex[u]`, and block `C_reindex` after
-its loops copies it back to `C[f(v)]`. The block must be the only one in its scope to access
-the buffer, touch it at one index tuple, and run over iter domains starting at 0.
+its loops copies it back to `C[f(v)]`. No other block under the same loops of the scope may
+access the buffer; the block must touch it at one index tuple and run over iter domains
+starting at 0.
 
 >>> from graphc import tir
 >>> from graphc.script import from_source
@@ -37,7 +39,7 @@ from ..stmt import Block, BlockRealize, BufferRegion, BufferStore, For, ForKind,
 from .blocks import read_buffers, write_buffers
 from .bounds import relax_in, shape_analyzer
 from .layout import resolve_buffer
-from .state import enclosing_block, find_block_path, replace_stmts, scope_realizes, walk
+from .state import find_block_path, is_one, replace_stmts, walk
 
 
 def _accesses(block: Block, buf) -> list:
@@ -60,25 +62,56 @@ def _accesses(block: Block, buf) -> list:
     return found
 
 
+def _by_name(func, block_name: str, buffer_name: str) -> tuple:
+    """("read" | "write", index) of the buffer called `buffer_name` among the block's accesses, as
+    TVM resolves a name: a buffer both read and written (a reduction's output) counts as written."""
+    block = find_block_path(func.body, block_name)[-1].block
+    found: dict = {}
+    for kind, regions in (("read", block.reads), ("write", block.writes)):
+        for i, region in enumerate(regions):
+            if region.buffer.name == buffer_name:
+                found[id(region.buffer)] = (kind, i)
+    if len(found) != 1:
+        raise ScheduleError(
+            f"cannot reindex {buffer_name!r} of block {block_name!r}: "
+            + (
+                "the block accesses no buffer of that name"
+                if not found
+                else f"the block accesses {len(found)} different buffers of that name"
+            )
+        )
+    return next(iter(found.values()))
+
+
 def reindex(func, func_name: str, name: str, buffer):
     """Stage `buffer` of block `name` through `<buffer>_reindex`; returns (new func, block name)."""
+    if isinstance(buffer, str):
+        buffer = _by_name(func, name, buffer)
     if not (isinstance(buffer, tuple) and len(buffer) == 2 and buffer[0] in ("read", "write")):
-        raise ScheduleError("reindex takes the buffer as ('read' | 'write', index)")
+        raise ScheduleError("reindex takes the buffer as ('read' | 'write', index) or a buffer name")
     what = f"reindex {buffer[0]} buffer {buffer[1]} of block {name!r}"
     buf = resolve_buffer(func, name, buffer, what)
     is_write = buffer[0] == "write"
     path = find_block_path(func.body, name)
     realize = path[-1]
     block = realize.block
-    scope = enclosing_block(path)
-    others = [r.block.name_hint for r in scope_realizes(scope) if r is not realize and (
-        buf in read_buffers(r.block) or buf in write_buffers(r.block))]  # fmt: skip
-    if others:
-        raise ScheduleError(
-            f"cannot {what}: {buf.name} is also accessed by block(s) {', '.join(others)} of the scope"
-        )
+    from .scope import check_stage_pipeline
+
+    scope = check_stage_pipeline(func, path, what)  # TVM's reindex needs a stage-pipeline scope
     if any(isinstance(s, BlockRealize) for s in walk(block.body)):
         raise ScheduleError(f"cannot {what}: it is not a leaf block (it contains other blocks)")
+    body = scope.body
+    stmts = list(body.seq) if isinstance(body, SeqStmt) else [body]
+    pos = next(k for k, s in enumerate(stmts) if any(x is realize for x in walk(s)))
+    # The copy goes right before (a read) or after (a write) the scope's statement holding the
+    # block: a block elsewhere in the scope keeps its order with it, one in that statement would not.
+    others = [r.block.name_hint for r in walk(stmts[pos]) if isinstance(r, BlockRealize) and r is not realize
+              and (buf in read_buffers(r.block) or buf in write_buffers(r.block))]  # fmt: skip
+    if others:
+        raise ScheduleError(
+            f"cannot {what}: {buf.name} is also accessed by block(s) {', '.join(others)} under the "
+            f"same loops of the scope, which the {'write-back' if is_write else 'copy'} would reorder"
+        )
     if not is_write and buf in write_buffers(block):
         raise ScheduleError(f"cannot {what}: the block also writes {buf.name}; reindex it as a write")
     indices = []
@@ -94,6 +127,9 @@ def reindex(func, func_name: str, name: str, buffer):
     if any(not (isinstance(iv.dom.min, IntImm) and iv.dom.min.value == 0) for iv in block.iter_vars):
         raise ScheduleError(f"cannot {what}: the block's iter domains must start at 0")
     _check_in_bounds(func, block, buf, index, what)
+    # floordiv(co, 64) over co < 64 is 0: co is not used. A unit iter stays an iter (TVM keeps it).
+    ana = shape_analyzer(func, {iv.var: iv.dom for iv in block.iter_vars if not is_one(iv.dom.extent)})
+    index = tuple(ana.simplify(e) for e in index)
     used = [iv for iv in block.iter_vars if any(uses_var(e, iv.var) for e in index)]
     new_name = f"{buf.name}_reindex"
     if find_block_path(func.body, new_name) is not None:
@@ -118,9 +154,6 @@ def reindex(func, func_name: str, name: str, buffer):
 
     new_block = _Swap().visit_stmt(block)
     copy = _copy_nest(block, used, buf, index, new_buf, new_index, new_name, is_write)
-    body = scope.body
-    stmts = list(body.seq) if isinstance(body, SeqStmt) else [body]
-    pos = next(k for k, s in enumerate(stmts) if any(x is realize for x in walk(s)))
     stmts.insert(pos + 1 if is_write else pos, copy)
     new_scope = scope.replace(body=SeqStmt.flatten(*stmts), alloc_buffers=scope.alloc_buffers + (new_buf,))
     new_body = replace_stmts(func.body, {scope: new_scope})
@@ -142,14 +175,16 @@ def _check_in_bounds(func, block, buf, index, what) -> None:
 
 
 def _copy_nest(block, used, buf, index, new_buf, new_index, name, is_write):
-    """Loops over every block iter (extent 1 where unused) around the copy block `name`."""
+    """Loops over the block iters the access uses (as TVM: `ax<k>` / `v<k>` for the k-th block
+    iter) around the copy block `name`."""
     ivs, loops, vmap = [], [], {}
     for k, iv in enumerate(block.iter_vars):
-        ext = iv.dom.extent if any(u is iv for u in used) else const(1, iv.var.dtype)
+        if not any(u is iv for u in used):
+            continue
         var = Var(f"v{k}", iv.var.dtype)
-        ivs.append(IterVar(Range(const(0, iv.var.dtype), ext), var, IterType.DATA_PAR))
-        loops.append((Var(f"ax{k}", iv.var.dtype), ext))
-        vmap[iv.var] = var if any(u is iv for u in used) else const(0, iv.var.dtype)
+        ivs.append(IterVar(Range(const(0, iv.var.dtype), iv.dom.extent), var, IterType.DATA_PAR))
+        loops.append((Var(f"ax{k}", iv.var.dtype), iv.dom.extent))
+        vmap[iv.var] = var
     old_idx = tuple(substitute(e, vmap) for e in index)
     new_idx = tuple(substitute(e, vmap) for e in new_index)
     src, dst = (new_buf, buf) if is_write else (buf, new_buf)

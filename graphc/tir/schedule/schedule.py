@@ -122,16 +122,29 @@ class Schedule(BlockPrimitives, LayoutPrimitives):
             )
         return path
 
-    def _name(self, block: BlockRV) -> str:
-        """The current name of the block `block` refers to (primitives may rename blocks)."""
+    def _block(self, block) -> BlockRV:
+        """`block` as a handle: a BlockRV, or a block name (as TVM accepts wherever it takes one)."""
+        if isinstance(block, str):
+            func = self._func()
+            if find_block_path(func.body, block) is None:
+                raise ScheduleError(f"function {self._func_name!r} has no block named {block!r}")
+            return BlockRV(block, self._func_name)
         if not isinstance(block, BlockRV):
-            raise ScheduleError(f"expected a block handle (BlockRV), got {type(block).__name__}")
+            raise ScheduleError(
+                f"expected a block handle (BlockRV) or a block name, got {type(block).__name__}"
+            )
+        return block
+
+    def _name(self, block) -> str:
+        """The current name of the block `block` refers to (primitives may rename blocks)."""
+        block = self._block(block)
         name = block.name
         while (block.func_name, name) in self._aliases:
             name = self._aliases[(block.func_name, name)]
         return name
 
-    def _block_path(self, block: BlockRV) -> list:
+    def _block_path(self, block) -> list:
+        block = self._block(block)
         name = self._name(block)
         return check_exists(
             find_block_path(self._func(block.func_name).body, name),
@@ -162,18 +175,21 @@ class Schedule(BlockPrimitives, LayoutPrimitives):
     @_primitive
     def get_loops(self, block: BlockRV) -> list:
         """The loops around `block` inside its enclosing block, outermost first."""
+        block = self._block(block)
         path = self._block_path(block)
         return [LoopRV(lp.loop_var, block.func_name) for lp in loops_above(path)]
 
     @_primitive
     def get_child_blocks(self, rv) -> list:
         """The blocks directly inside a block or loop (not those nested in other blocks)."""
+        rv = self._block(rv) if not isinstance(rv, LoopRV) else rv
         stmt = self.get(rv)
         return [BlockRV(r.block.name_hint, rv.func_name) for r in _blocks.child_realizes(stmt)]
 
     @_primitive
     def get_producers(self, block: BlockRV) -> list:
         """The blocks of the same scope that write a buffer `block` reads."""
+        block = self._block(block)
         path = self._block_path(block)
         names = _blocks.producers(path)
         return [BlockRV(n, block.func_name) for n in names]
@@ -181,6 +197,7 @@ class Schedule(BlockPrimitives, LayoutPrimitives):
     @_primitive
     def get_consumers(self, block: BlockRV) -> list:
         """The blocks of the same scope that read a buffer `block` writes."""
+        block = self._block(block)
         path = self._block_path(block)
         names = _blocks.consumers(path)
         return [BlockRV(n, block.func_name) for n in names]
@@ -195,10 +212,18 @@ class Schedule(BlockPrimitives, LayoutPrimitives):
 
     # -- loops ---------------------------------------------------------------------------
     @_primitive
-    def split(self, loop: LoopRV, factors, preserve_unit_iters: bool = True) -> list:
-        """Split `loop` into nested loops of extents `factors` (one may be None: inferred)."""
+    def split(
+        self, loop: LoopRV, factors, preserve_unit_iters: bool = True, disable_predication: bool = False
+    ) -> list:
+        """Split `loop` into nested loops of extents `factors` (one may be None: inferred).
+
+        When the factors over-cover the extent the block gets a `T.where` guard, unless
+        `disable_predication` is set: then a symbolic extent is promised to be a multiple of the
+        inner factors (constant extents must be covered exactly)."""
         fn = self._check_loops(loop)
-        new_func, new_vars = _loops.split(self._func(fn), fn, loop.var, factors, preserve_unit_iters)
+        new_func, new_vars = _loops.split(
+            self._func(fn), fn, loop.var, factors, preserve_unit_iters, disable_predication
+        )
         self._commit(fn, new_func)
         return [LoopRV(v, fn) for v in new_vars]
 
@@ -269,6 +294,8 @@ class Schedule(BlockPrimitives, LayoutPrimitives):
 
     # -- annotations ---------------------------------------------------------------------
     def _rv_func(self, rv) -> str:
+        if isinstance(rv, str):
+            rv = self._block(rv)
         if isinstance(rv, LoopRV):
             self._loop_path(rv)
         elif isinstance(rv, BlockRV):
@@ -278,6 +305,8 @@ class Schedule(BlockPrimitives, LayoutPrimitives):
         return rv.func_name
 
     def _target(self, rv):
+        if isinstance(rv, str):
+            rv = self._block(rv)
         return BlockRV(self._name(rv), rv.func_name) if isinstance(rv, BlockRV) else rv
 
     @_primitive

@@ -20,6 +20,7 @@ class BlockPrimitives:
 
     def _apply(self, block: BlockRV, fn, *args):
         """Run functional primitive `fn(func, func_name, block_name, *args)` and commit its func."""
+        block = self._block(block)
         self._block_path(block)
         name = self._name(block)
         result = fn(self._func(block.func_name), block.func_name, name, *args)
@@ -49,7 +50,7 @@ class BlockPrimitives:
         from .compute_at import compute_at
 
         self._check_loops(loop)
-        self._apply(block, compute_at, loop.var, preserve_unit_loops, False)
+        self._apply(block, compute_at, loop.var, preserve_unit_loops, False, index)
 
     @traced
     def reverse_compute_at(
@@ -59,7 +60,7 @@ class BlockPrimitives:
         from .compute_at import compute_at
 
         self._check_loops(loop)
-        self._apply(block, compute_at, loop.var, preserve_unit_loops, True)
+        self._apply(block, compute_at, loop.var, preserve_unit_loops, True, index)
 
     @traced
     def decompose_reduction(self, block: BlockRV, loop: LoopRV) -> BlockRV:
@@ -70,6 +71,7 @@ class BlockPrimitives:
         from .reduction import decompose_reduction
 
         self._check_loops(loop)
+        block = self._block(block)
         old = self._name(block)
         init_name, update_name = self._apply(block, decompose_reduction, loop.var)
         self._aliases[(block.func_name, old)] = update_name
@@ -83,6 +85,7 @@ class BlockPrimitives:
         before its consumers, and make them read the copy. Returns the copying block."""
         from .cache import cache_read
 
+        block = self._block(block)
         names = None if consumer_blocks is None else [self._name(b) for b in consumer_blocks]
         name = self._apply(block, cache_read, read_buffer_index, storage_scope, names)
         return BlockRV(name, block.func_name)
@@ -95,12 +98,39 @@ class BlockPrimitives:
         after it. Returns the copying block."""
         from .cache import cache_write
 
-        name = self._apply(block, cache_write, write_buffer_index, storage_scope)
+        block = self._block(block)
+        names = None if consumer_blocks is None else [self._name(b) for b in consumer_blocks]
+        name = self._apply(block, cache_write, write_buffer_index, storage_scope, names)
         return BlockRV(name, block.func_name)
 
     @traced
-    def set_scope(self, block: BlockRV, buffer_index: int, storage_scope: str) -> None:
-        """Set the storage scope of the `buffer_index`-th buffer `block` writes (an intermediate)."""
+    def reindex_cache_read(
+        self, block: BlockRV, read_buffer_index: int, storage_scope: str, index_map
+    ) -> BlockRV:
+        """Copy the single point `A[f(v)]` that `block` reads into `A_<scope>[index_map(v)]` over the
+        block's own loops, and make the block read that (see reindex_cache.py). Returns the copy block."""
+        from .reindex_cache import reindex_cache
+
+        block = self._block(block)
+        name = self._apply(block, reindex_cache, read_buffer_index, storage_scope, index_map, False)
+        return BlockRV(name, block.func_name)
+
+    @traced
+    def reindex_cache_write(
+        self, block: BlockRV, write_buffer_index: int, storage_scope: str, index_map
+    ) -> BlockRV:
+        """Make `block` write `C_<scope>[index_map(v)]` instead of its single point `C[f(v)]`, copied
+        back by a block after its loops (see reindex_cache.py). Returns the copy block."""
+        from .reindex_cache import reindex_cache
+
+        block = self._block(block)
+        name = self._apply(block, reindex_cache, write_buffer_index, storage_scope, index_map, True)
+        return BlockRV(name, block.func_name)
+
+    @traced
+    def set_scope(self, block: BlockRV, buffer_index, storage_scope: str) -> None:
+        """Set the storage scope of the `buffer_index`-th buffer `block` writes (or the one of that
+        name), an intermediate; match_buffer views of it take the scope too."""
         from .cache import set_scope
 
         self._apply(block, set_scope, buffer_index, storage_scope)
@@ -110,6 +140,7 @@ class BlockPrimitives:
         """The blocks under `scope_block` that write a buffer of the function's parameters."""
         from .blocks import child_realizes, write_buffers
 
+        scope_block = self._block(scope_block)
         func = self._func(scope_block.func_name)
         params = set(func.buffer_map.values())
         scope = self._block_path(scope_block)[-1].block
@@ -126,6 +157,8 @@ class BlockPrimitives:
         from ..stmt import For, ForKind
         from .state import replace_stmts
 
+        if isinstance(block_or_loop, str):
+            block_or_loop = self._block(block_or_loop)
         if isinstance(block_or_loop, BlockRV):
             stmt = self._block_path(block_or_loop)[-1]
         elif isinstance(block_or_loop, LoopRV):
@@ -152,11 +185,12 @@ class BlockPrimitives:
         from .state import scope_realizes
 
         path = self._loop_path(loop)
-        realizes = [r for r in scope_realizes(path[-1]) if r.block.init is not None]
-        if len(realizes) != 1:
+        realizes = scope_realizes(path[-1])
+        if len(realizes) != 1 or realizes[0].block.init is None:
+            reductions = sum(1 for r in realizes if r.block.init is not None)
             raise ScheduleError(
-                f"cannot rfactor loop {loop.var.name}: it must contain exactly one reduction block, "
-                f"found {len(realizes)}"
+                f"cannot rfactor loop {loop.var.name}: it must contain exactly one reduction block and no "
+                f"other block, found {len(realizes)} block(s), {reductions} of them reduction blocks"
             )
         block = BlockRV(realizes[0].block.name_hint, loop.func_name)
         return BlockRV(self._apply(block, rfactor, loop.var, factor_axis), loop.func_name)
@@ -167,19 +201,45 @@ class BlockPrimitives:
         `factor * k + offset` (recorded as the block annotation "buffer_dim_align", as TVM does)."""
         from .annotate import annotate
         from .blocks import access
+        from .state import walk
 
+        block = self._block(block)
         blk = self._block_path(block)[-1].block
+        what = f"storage_align buffer {buffer_index} of block {blk.name_hint!r}"
         writes = access(blk)[1]
-        if not 0 <= buffer_index < len(writes):
+        if not isinstance(buffer_index, int) or not 0 <= buffer_index < len(writes):
             raise ScheduleError(
-                f"block {blk.name_hint!r} writes {len(writes)} buffer(s); index {buffer_index}"
+                f"cannot {what}: the block writes {len(writes)} buffer(s); index {buffer_index} is out of "
+                f"range"
             )
-        ndim = len(writes[buffer_index].buffer.shape)
-        if not 0 <= axis < ndim or factor <= 0:
+        buf = writes[buffer_index].buffer
+        ndim = len(buf.shape)
+        if not -ndim <= axis < ndim:
             raise ScheduleError(
-                f"storage_align needs 0 <= axis < {ndim} and factor > 0, got {axis}, {factor}"
+                f"cannot {what}: axis {axis} is out of range [{-ndim}, {ndim}) for {buf.name}"
             )
-        aligns = [list(x) for x in blk.annotations.get("buffer_dim_align", [])]
+        axis = axis + ndim if axis < 0 else axis
+        if factor <= 0:
+            raise ScheduleError(f"cannot {what}: the factor must be positive, got {factor}")
+        from ..stmt import Block
+
+        func = self._func(block.func_name)
+        if not any(isinstance(s, Block) and any(b is buf for b in s.alloc_buffers) for s in walk(func.body)):
+            raise ScheduleError(
+                f"cannot {what}: {buf.name} is not allocated by a block (it is a function parameter or a "
+                f"match_buffer view), so its strides are not the schedule's to choose"
+            )
+        existing = blk.annotations.get("buffer_dim_align", [])
+        tuples = isinstance(existing, list | tuple) and all(
+            isinstance(x, list | tuple) and len(x) == 4 and all(isinstance(v, int) for v in x)
+            for x in existing
+        )
+        if not tuples:
+            raise ScheduleError(
+                f"cannot {what}: the block's buffer_dim_align annotation {existing!r} is not a list of "
+                f"(buffer_index, axis, factor, offset) tuples"
+            )
+        aligns = [list(x) for x in existing]
         aligns = [x for x in aligns if not (x[0] == buffer_index and x[1] == axis)]
         aligns.append([buffer_index, axis, factor, offset])
         rv = BlockRV(blk.name_hint, block.func_name)

@@ -55,9 +55,11 @@ class LayoutPrimitives:
         self._apply(block, pad_einsum, list(padding))
 
     @traced
-    def reindex(self, block: BlockRV, buffer) -> BlockRV:
-        """Stage the ("read" | "write", i) buffer of `block` through `<buffer>_reindex`, indexed by
-        the block iter vars its access uses (see reindex.py). Returns the copying block."""
+    def reindex(self, block: BlockRV | str, buffer) -> BlockRV:
+        """Stage the ("read" | "write", i) buffer of `block` (or the buffer of that name among the
+        block's reads and writes) through `<buffer>_reindex`, indexed by the block iter vars its
+        access uses (see reindex.py). Returns the copying block."""
         from .reindex import reindex
 
+        block = self._block(block)
         return BlockRV(self._apply(block, reindex, buffer), block.func_name)

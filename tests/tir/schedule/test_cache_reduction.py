@@ -191,7 +191,7 @@ def test_rfactor_row_sum_structure():
                 B_rf[vk_1, vi] = B_rf[vk_1, vi] + A[vi, vk_0 * 4 + vk_1]
         for i, k_1 in T.grid(4, 4):
             with T.block("B"):
-                vi, vk_1 = T.axis.remap("SR", [i, k_1])
+                vk_1, vi = T.axis.remap("RS", [k_1, i])  # TVM: the rf iter first
                 T.reads(B_rf[vk_1, vi])
                 T.writes(B[vi])
                 with T.init():

@@ -192,3 +192,110 @@ def test_compute_at_symbolic_extent_under_parallel_tiles():
         c = np.zeros_like(a)
         run_primfunc(sch.mod["main"], a, c)
         np.testing.assert_allclose(c, a * 2 + 1, rtol=1e-6)
+
+
+# -- accesses that are bijective affine maps of the block iters (TVM's affine case) --------
+
+from graphc.script import tir as T  # noqa: E402
+from graphc.tir.schedule.testing import assert_structural_equal_ignore_global_symbol  # noqa: E402
+
+
+@T.prim_func
+def reversed_producer(X: T.Buffer((6, 6), "float32"), Z: T.Buffer((6, 6), "float32")):
+    Y = T.alloc_buffer((6, 6), "float32")
+    for i, j in T.grid(6, 6):
+        with T.block("b0"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            Y[5 - vi, 5 - vj] = X[vi, vj] + 1.0
+    for i, j in T.grid(6, 6):
+        with T.block("b1"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            Z[vi, vj] = Y[vj, vi] + 2.0
+
+
+@T.prim_func
+def reversed_producer_computed_at(X: T.Buffer((6, 6), "float32"), Z: T.Buffer((6, 6), "float32")):
+    Y = T.alloc_buffer((6, 6))
+    for i in range(6):
+        for ax0 in range(6):
+            with T.block("b0"):
+                vi = T.axis.spatial(6, ax0)
+                vj = T.axis.spatial(6, 5 - i)
+                T.reads(X[vi, vj])
+                T.writes(Y[5 - vi, 5 - vj])
+                Y[5 - vi, 5 - vj] = X[vi, vj] + T.float32(1.0)
+        for j in range(6):
+            with T.block("b1"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                T.reads(Y[vj, vi])
+                T.writes(Z[vi, vj])
+                Z[vi, vj] = Y[vj, vi] + T.float32(2.0)
+
+
+@T.prim_func
+def flattening_consumer(X: T.Buffer((4, 4), "float32"), Y: T.Buffer((16,), "float32")):
+    temp = T.alloc_buffer((4, 4), "float32")
+    for i, j in T.grid(4, 4):
+        with T.block("A"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            temp[vi, vj] = X[vj, vi] + 1.0
+    for i in range(16):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i)
+            Y[vi] = temp[vi // 4, vi % 4]
+
+
+@T.prim_func
+def flattening_consumer_at_row(X: T.Buffer((4, 4), "float32"), Y: T.Buffer((16,), "float32")):
+    temp = T.alloc_buffer((4, 4))
+    for i in range(4):
+        for j in range(4):
+            with T.block("A"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                T.reads(X[vj, vi])
+                T.writes(temp[vi, vj])
+                temp[vi, vj] = X[vj, vi] + T.float32(1.0)
+        for ax0 in range(4):
+            with T.block("B"):
+                vi = T.axis.spatial(16, i * 4 + ax0)
+                T.reads(temp[vi // 4, vi % 4])
+                T.writes(Y[vi])
+                Y[vi] = temp[vi // 4, vi % 4]
+
+
+def test_compute_at_a_producer_that_writes_reversed_indices():
+    sch = tir.Schedule(reversed_producer)
+    sch.compute_at("b0", sch.get_loops("b1")[0])
+    assert_structural_equal_ignore_global_symbol(sch.mod["main"], reversed_producer_computed_at)
+    P.assert_same_result(reversed_producer, sch.mod["main"])
+
+
+def test_reverse_compute_at_a_consumer_that_reads_through_floordiv_and_floormod():
+    sch = tir.Schedule(flattening_consumer)
+    sch.reverse_compute_at("B", sch.get_loops("A")[0])
+    assert_structural_equal_ignore_global_symbol(sch.mod["main"], flattening_consumer_at_row)
+    P.assert_same_result(flattening_consumer, sch.mod["main"])
+    sch = tir.Schedule(flattening_consumer)
+    sch.reverse_compute_at("B", sch.get_loops("A")[1])  # one element per iteration
+    P.assert_same_result(flattening_consumer, sch.mod["main"])
+
+
+def test_reverse_compute_at_refuses_a_region_that_is_not_a_box_of_the_consumer():
+    @T.prim_func
+    def f(X: T.Buffer((4, 4), "float32"), Y: T.Buffer((16,), "float32")):
+        temp = T.alloc_buffer((4, 4), "float32")
+        for j, i in T.grid(4, 4):
+            with T.block("A"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                temp[vi, vj] = X[vj, vi] + 1.0
+        for i in range(16):
+            with T.block("B"):
+                vi = T.axis.spatial(16, i)
+                Y[vi] = temp[vi // 4, vi % 4]
+
+    sch = tir.Schedule(f)
+    before = P.snapshot(sch)
+    # one iteration of j writes the column temp[0:4, j]: elements 4 apart in Y's order
+    with pytest.raises(ScheduleError, match="reverse_compute_at block 'B'.*not one box"):
+        sch.reverse_compute_at("B", sch.get_loops("A")[0])
+    P.assert_unchanged(sch, before)

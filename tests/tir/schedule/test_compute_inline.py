@@ -122,3 +122,113 @@ def test_reverse_compute_inline_errors(program, block, message):
     with pytest.raises(ScheduleError, match=message):
         sch.reverse_compute_inline(sch.get_block(block))
     P.assert_unchanged(sch, before)
+
+
+# -- reverse_compute_inline in the cases TVM allows: Before/Expected ---------------------------
+
+from graphc.script import tir as T  # noqa: E402
+from graphc.tir.schedule.testing import assert_structural_equal_ignore_global_symbol  # noqa: E402
+
+
+@T.prim_func
+def multi_loads(A: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):
+    B = T.alloc_buffer((8, 8), "float32")
+    for i, j in T.grid(8, 8):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * 2.0
+    for i, j in T.grid(8, 8):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = (B[vi, vj] + 1.0) * B[vi, vj]
+
+
+@T.prim_func
+def multi_loads_inlined(A: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):
+    for i, j in T.grid(8, 8):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(A[vi, vj])
+            T.writes(C[vi, vj])
+            C[vi, vj] = (A[vi, vj] * T.float32(2.0) + T.float32(1.0)) * (A[vi, vj] * T.float32(2.0))
+
+
+@T.prim_func
+def partial_consumer(A: T.Buffer((8, 8), "float32"), C: T.Buffer((7, 7), "float32")):
+    B = T.alloc_buffer((8, 8), "float32")
+    for i, j in T.grid(8, 8):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * 2.0
+    for i, j in T.grid(7, 7):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] + 1.0
+
+
+@T.prim_func
+def partial_consumer_inlined(A: T.Buffer((8, 8), "float32"), C: T.Buffer((7, 7), "float32")):
+    for i, j in T.grid(8, 8):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.where(i < 7 and j < 7)
+            T.reads(A[vi, vj])
+            T.writes(C[vi, vj])
+            C[vi, vj] = A[vi, vj] * T.float32(2.0) + T.float32(1.0)
+
+
+@T.prim_func
+def reshape_consumer(A: T.Buffer((16, 16), "float32"), C: T.Buffer((4, 4, 16), "float32")):
+    B = T.alloc_buffer((16, 16), "float32")
+    for i, j in T.grid(16, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * 2.0
+    for i, j, k in T.grid(4, 4, 16):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSS", [i, j, k])
+            C[vi, vj, vk] = B[vi * 4 + vj, vk] + 1.0
+
+
+@T.prim_func
+def reshape_consumer_inlined(A: T.Buffer((16, 16), "float32"), C: T.Buffer((4, 4, 16), "float32")):
+    for i, j in T.grid(16, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(A[vi, vj])
+            T.writes(C[vi // 4, vi % 4, vj])
+            C[vi // 4, vi % 4, vj] = A[vi, vj] * T.float32(2.0) + T.float32(1.0)
+
+
+@pytest.mark.parametrize(
+    "before, expected",
+    [
+        (multi_loads, multi_loads_inlined),  # the consumer loads the producer twice
+        (partial_consumer, partial_consumer_inlined),  # it reads 7x7 of the 8x8 the producer writes
+        (reshape_consumer, reshape_consumer_inlined),  # it reads B[i * 4 + j, k]: a bijective affine map
+    ],
+)
+def test_reverse_compute_inline_valid_cases(before, expected):
+    sch = tir.Schedule(before)
+    sch.reverse_compute_inline("C")
+    assert_structural_equal_ignore_global_symbol(sch.mod["main"], expected)
+    P.assert_same_result(before, sch.mod["main"])
+
+
+def test_reverse_compute_inline_producer_predicate_must_be_implied():
+    @T.prim_func
+    def implied(A: T.Buffer((8, 8), "float32"), C: T.Buffer((7, 8), "float32")):
+        B = T.alloc_buffer((7, 8), "float32")
+        for i, j in T.grid(8, 8):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                T.where(i < 7)
+                B[vi, vj] = A[vi, vj] * 2.0
+        for i, j in T.grid(7, 8):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = B[vi, vj] + 1.0
+
+    sch = tir.Schedule(implied)
+    sch.reverse_compute_inline("C")
+    P.assert_same_result(implied, sch.mod["main"])

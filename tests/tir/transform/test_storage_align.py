@@ -6,7 +6,7 @@ import pytest
 
 import graphc
 from graphc import te, tir
-from graphc.errors import TIRError
+from graphc.errors import ScheduleError, TIRError
 from graphc.tir.interpreter import Interpreter, run_primfunc
 from graphc.tir.transform import (
     compact_buffer_allocation,
@@ -129,7 +129,9 @@ def test_built_aligned_matmul_matches_the_unaligned_one():
 def test_alignment_of_a_parameter_buffer_is_ignored():
     """Only intermediates (alloc_buffers) are re-laid out; a function's output keeps its layout."""
     sch = _matmul_schedule(align_read=None)
-    sch.storage_align(sch.get_block("C_local"), 0, 0, 32, 1)  # writes the parameter C
+    with pytest.raises(ScheduleError, match="not allocated by a block"):  # TVM refuses it too
+        sch.storage_align(sch.get_block("C_local"), 0, 0, 32, 1)  # writes the parameter C
+    sch.annotate(sch.get_block("C_local"), "buffer_dim_align", [[0, 0, 32, 1]])
     lowered = lower_primfunc(sch.mod["main"])
     assert _allocs(lowered) == {"shared": [64], "local": [64]}
     a, b, out = _inputs(seed=3)
