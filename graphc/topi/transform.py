@@ -19,10 +19,13 @@ from ..tir import op as _op
 from ..tir.arith import Analyzer
 
 __all__ = [
+    "INDEX_MODES",
+    "checked_index",
     "concatenate",
     "expand_dims",
     "flatten",
     "flip",
+    "index_message",
     "repeat",
     "reshape",
     "slice_extent",
@@ -260,11 +263,49 @@ def strided_slice(x: te.Tensor, axes, begin, end, strides=None) -> te.Tensor:
     return te.compute(shape, f, name="T_strided_slice")
 
 
-def take(x: te.Tensor, indices: te.Tensor, axis=None, mode: str = "fast") -> te.Tensor:
+# How an index value out of [0, n) is treated (`take`'s modes; the gathers and scatters take
+# the first two): "raise" counts a negative index from the end once (numpy, ONNX, Python) and
+# raises IndexError outside [-n, n); "nonnegative" raises IndexError outside [0, n) (torch's
+# embedding, index_select, gather, scatter); "clip" clamps; "wrap" takes the index modulo n;
+# "fast" trusts the indices (TVM's default, unchecked: an explicit opt-in only).
+INDEX_MODES = ("raise", "nonnegative", "clip", "wrap", "fast")
+
+
+def index_message(indices: te.Tensor, axis=None, data: te.Tensor | None = None, target: str = "") -> str:
+    """The IndexError text of a checked index read from `indices` into `axis` of `data` (None:
+    into the flattened `data`), or into what `target` says."""
+    if not target:
+        target = f"the flattened {data.name}" if axis is None else f"axis {axis} of {data.name}"
+    return f"index {{index}} in {_brace(indices.name)} is out of range [{{lo}}, {{hi}}) for {_brace(target)}"
+
+
+def _brace(text: str) -> str:
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+def checked_index(index, dim, mode: str, message: str):
+    """`index` (read from data) as an int64 position into an axis of `dim` under `mode`."""
+    index = _e.cast(index, "int64")
+    if mode in ("raise", "nonnegative"):
+        return _op.check_index(index, dim, mode == "raise", message)
+    if mode == "clip":
+        index = _op.min(_op.max(index, _e.const(0, "int64")), dim - 1)
+    elif mode == "wrap":
+        index = _e.floormod(index, dim)
+    elif mode != "fast":
+        raise ValueError(f"unknown index mode {mode!r}; expected one of {', '.join(INDEX_MODES)}")
+    if mode != "fast":  # clamped or wrapped into an empty axis is still outside it
+        index = _op.check_index(index, dim, False, message)
+    return index
+
+
+def take(x: te.Tensor, indices: te.Tensor, axis=None, mode: str = "raise") -> te.Tensor:
     """Elements of `x` at `indices` along `axis` (None: of the flattened `x`).
 
-    `mode` "fast" trusts the indices, "clip" clamps them, "wrap" takes them modulo the size.
+    `mode` (see `INDEX_MODES`): "raise" (numpy's: negative indices count from the end, others
+    out of range raise IndexError), "nonnegative", "clip", "wrap", or "fast" (unchecked).
     """
+    message = index_message(indices, axis, x)
     if axis is None:
         x, axis = flatten(x), 0
     axis %= len(x.shape)
@@ -273,11 +314,7 @@ def take(x: te.Tensor, indices: te.Tensor, axis=None, mode: str = "fast") -> te.
     shape = tuple(x.shape[:axis]) + tuple(indices.shape) + tuple(x.shape[axis + 1 :])
 
     def f(*ax):
-        idx = _e.cast(indices(*ax[axis : axis + nind]), "int64")
-        if mode == "clip":
-            idx = _op.min(_op.max(idx, _e.const(0, "int64")), dim - 1)
-        elif mode == "wrap":
-            idx = _e.floormod(idx, dim)
+        idx = checked_index(indices(*ax[axis : axis + nind]), dim, mode, message)
         return x(*(tuple(ax[:axis]) + (idx,) + tuple(ax[axis + nind :])))
 
     return te.compute(shape, f, name="T_take")

@@ -75,7 +75,9 @@ register_topi_op("relax.strided_slice", 1, _infer_strided_slice, topi.strided_sl
                         "strides": "steps (None: 1)"},
                  description="numpy slicing x[begin:end:stride] on the given axes.")
 register_topi_op("relax.take", 2, _infer_take, topi.take, pattern=OpPatternKind.kInjective,
-                 attrs={"axis": "the axis indexed (None: flattened x)", "mode": "fast, clip or wrap"},
+                 attrs={"axis": "the axis indexed (None: flattened x)",
+                        "mode": "raise (IndexError outside [-n, n), negatives from the end), nonnegative "
+                                "(IndexError outside [0, n)), clip, wrap, or fast (unchecked)"},
                  description="Gather elements of x at indices along an axis.")
 
 
@@ -93,10 +95,18 @@ def strided_slice(x, axes, begin, end, strides=None) -> Call:
     )
 
 
-def take(x, indices, axis: int | None = None, mode: str = "fast") -> Call:
-    """Elements of `x` at the integer `indices` along `axis` (None: of the flattened `x`)."""
-    if mode not in ("fast", "clip", "wrap"):
-        raise TypeInferenceError(f"'take' expects mode 'fast', 'clip' or 'wrap', got {mode!r}")
+def take(x, indices, axis: int | None = None, mode: str = "raise") -> Call:
+    """Elements of `x` at the integer `indices` along `axis` (None: of the flattened `x`).
+
+    `mode` says what an index outside [0, n) does: "raise" (the default, numpy's: a negative
+    index counts from the end once, anything else outside raises IndexError when the model
+    runs), "nonnegative" (torch's embedding and index_select: IndexError outside [0, n)),
+    "clip" or "wrap" (TVM's), or "fast": the indices are trusted, unchecked. "fast" reads
+    out of bounds on a bad index; graphc's frontends and passes never choose it.
+    """
+    if mode not in topi.INDEX_MODES:
+        raise TypeInferenceError(f"'take' expects mode to be one of {', '.join(topi.INDEX_MODES)}, "
+                                 f"got {mode!r}")
     return Call(
         Op.get("relax.take"), [x, indices], {"axis": None if axis is None else int(axis), "mode": mode}
     )

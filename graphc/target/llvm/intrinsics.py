@@ -14,7 +14,9 @@ from ...errors import CodegenError
 from ...ir.dtype import DataType
 from ...tir import expr as tir_expr
 from ..intrin import lower_intrin
-from .types import I1, I8, I32, PTR, const_like, f32_of, mem_type, reg_type
+from .types import I1, I8, I32, I64, PTR, const_like, f32_of, mem_type, reg_type
+
+INDEX_ERROR_FIELDS = ("index", "lo", "hi")  # the values a failed tir.check_index reports, in order
 
 # tir name -> LLVM intrinsic base name (overloaded on the operand type)
 LLVM_INTRINSICS = {
@@ -143,6 +145,26 @@ class IntrinsicCodegen:
         return self.builder.gep(base, [self.index_i64(index)], source_etype=mem_type(load.buffer.dtype))
 
 
+def _check_index(cg, op: tir_expr.Call) -> ir.Value:
+    """`tir.check_index(index, extent, wrap, message)`: the position, or an early return that
+    reports (index, lo, hi) for the runtime's IndexError."""
+    if DataType(op.args[0].dtype).lanes != 1 or not isinstance(op.args[2], tir_expr.IntImm) \
+            or not isinstance(op.args[3], tir_expr.StringImm):
+        raise CodegenError(f"{cg.func_name}: tir.check_index needs a scalar index, a constant wrap flag "
+                           f"and a message string, got {op!r}")
+    b = cg.builder
+    index = cg.cast(op.args[0].dtype, "int64", cg.emit_expr(op.args[0]))
+    extent = cg.cast(op.args[1].dtype, "int64", cg.emit_expr(op.args[1]))
+    zero = ir.Constant(I64, 0)
+    wrap = bool(op.args[2].value)
+    pos = b.select(b.icmp_signed("<", index, zero), b.add(index, extent), index) if wrap else index
+    ok = b.icmp_unsigned("<", pos, extent)  # 0 <= pos < extent, extents being non-negative
+    lo = b.sub(zero, extent) if wrap else zero
+    error = {"type": "IndexError", "format": op.args[3].value, "fields": list(INDEX_ERROR_FIELDS)}
+    cg.fail_unless(ok, error, [index, lo, extent])
+    return pos
+
+
 def _float_class(kind: str):
     def emit(cg, op, args):
         b, x = cg.builder, args[0]
@@ -211,6 +233,7 @@ _STRUCTURAL = {
     "tir.likely": _likely,
     "tir.assume": _assume,
     "tir.infinity": _infinity,
+    "tir.check_index": _check_index,
 }
 _SIMPLE = {
     "tir.isnan": _float_class("isnan"),

@@ -215,7 +215,7 @@ def _select(importer, args):
 @converter("aten.index_select.default")
 def _index_select(importer, args):
     x = args["self"]
-    return op.take(x, args["index"], axis=args["dim"] % ndim_of(x))
+    return op.take(x, args["index"], axis=args["dim"] % ndim_of(x), mode="nonnegative")
 
 
 @converter("aten.repeat.default")
