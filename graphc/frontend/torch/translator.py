@@ -136,6 +136,7 @@ class ExportedProgramImporter:
         self.symbols = SymbolTable(ep.range_constraints)
         self.bb = relax.BlockBuilder()
         self.env: dict = {}
+        self.span: str | None = None  # the node being converted, for the calls it emits
 
     # -- values ---------------------------------------------------------------------------
 
@@ -166,6 +167,8 @@ class ExportedProgramImporter:
         return value
 
     def emit(self, expr, name_hint: str = "") -> relax.Var:
+        if self.span is not None and isinstance(expr, relax.Call) and expr.span is None:
+            expr = expr.replace(span=self.span)  # run-time errors of the call name the node
         return self.bb.emit(expr, name_hint)
 
     # -- the graph ------------------------------------------------------------------------
@@ -227,10 +230,12 @@ class ExportedProgramImporter:
                 output = None
                 for node in graph.nodes:
                     if node.op == "call_function":
+                        self.span = _span(node)
                         value = self.convert(node)
                         # tuples of vars stay unbound: getitem on them picks the var itself
                         if isinstance(value, relax.Call | relax.TupleGetItem):
                             value = self.emit(value)
+                        self.span = None
                         self.env[node] = value
                     elif node.op == "output":
                         output = self._output(node)
@@ -290,6 +295,17 @@ def _is_symbolic(node) -> bool:
         return False  # a tensor's value read back as a number: data-dependent, refused by its converter
     val = node.meta.get("val")
     return isinstance(val, torch.SymInt | torch.SymFloat | torch.SymBool | int) and not isinstance(val, bool)
+
+
+def _span(node) -> str:
+    """`torch node embedding (aten.embedding.default) in module emb (Embedding)`: a call's span."""
+    text = f"torch node {node.name} ({_op_name(node.target)})"
+    stack = node.meta.get("nn_module_stack") or {}
+    if stack:
+        path, kind = list(stack.values())[-1]
+        kind = kind.rsplit(".", 1)[-1] if isinstance(kind, str) else getattr(kind, "__name__", str(kind))
+        text += f" in module {path or '<root>'} ({kind})"
+    return text
 
 
 def _op_name(target) -> str:

@@ -8,7 +8,8 @@ is legalized on the side and folded the same way. Variables bound to constants a
 replaced by the constants at their uses, shape variables bound to `R.shape([...])` by the
 shape, and the bindings left unused are removed. PrimFuncs no longer called after folding
 (and private) are dropped from the module. PrimFuncs that fail to build for the CPU (e.g.
-scheduled for a GPU) are left alone.
+scheduled for a GPU) are left alone, and so are calls whose kernel fails a run-time check
+(a constant index out of range): the model raises that error when it runs, as its source would.
 
 Folding trades run time for model size, so a call whose output would be large is not
 folded when it is also bigger than twice its constant inputs combined (a broadcast, `full`
@@ -40,6 +41,7 @@ from ...errors import GraphcError
 from ...ir.module import GlobalVar, IRModule
 from ...ir.structural import structural_equal, structural_hash
 from ...ir.transform import PassContext, module_pass
+from ...runtime.kernel import KernelError
 from ...target import build as target_build
 from ...tir.expr import FloatImm, IntImm
 from ...tir.function import PrimFunc
@@ -174,7 +176,10 @@ class _ConstantFolder(ExprMutator):
         if kernel is None:
             return None
         results = [np.zeros(shape, dtype) for shape, dtype in outputs]
-        kernel(*arrays, *results, *scalars)
+        try:
+            kernel(*arrays, *results, *scalars)
+        except KernelError:  # a run-time check failed (an index out of range): raise it when run
+            return None
         if isinstance(call.sinfo_args[0], TupleStructInfo):
             return relax_expr.Tuple([relax_expr.Constant(r) for r in results])
         return relax_expr.Constant(results[0])
