@@ -225,40 +225,73 @@ def repeat(x: te.Tensor, repeats: int, axis=None) -> te.Tensor:
     )
 
 
-def slice_extent(dim, begin: int, end: int, stride: int):
-    """The length of `range(dim)[begin:end:stride]` (numpy clamping), symbolic when `dim` is."""
-    if isinstance(dim, _e.IntImm):
-        return _e.const(len(range(dim.value)[begin:end:stride]), "int64")
-    if stride < 0:
-        raise ValueError(f"strided_slice with a negative stride needs a constant dimension, got {dim}")
-    lo, hi = _clamped(dim, begin), _clamped(dim, end)
-    return _simplify(_op.max(_e.floordiv(hi - lo + (stride - 1), stride), _e.const(0, "int64")))
+def slice_extent(dim, begin, end, stride):
+    """The length of `range(dim)[begin:end:stride]` (numpy clamping), symbolic when `dim` is.
+
+    `begin`, `end` and `stride` are ints or int64 PrimExprs. A symbolic bound is clamped into
+    [0, dim] (it is not counted from the end: frontends give sizes there, never negative) and
+    a symbolic stride counts as at least 1, so no value makes the slice leave `x`.
+
+    >>> from graphc import tir
+    >>> n = tir.Var("n", "int64")
+    >>> slice_extent(tir.const(64, "int64"), 0, n, 1)
+    T.max(T.min(n, T.int64(64)), T.int64(0))
+    """
+    if all(isinstance(v, int) for v in (begin, end, stride)):
+        if isinstance(dim, _e.IntImm):
+            return _e.const(len(range(dim.value)[begin:end:stride]), "int64")
+        if stride < 0:
+            raise ValueError(f"strided_slice with a negative stride needs a constant dimension, got {dim}")
+    elif isinstance(stride, int) and stride < 0:
+        raise ValueError(f"strided_slice with a negative stride needs constant bounds, got {begin}:{end}")
+    lo, hi, step = _clamped(dim, begin), _clamped(dim, end), _step(stride)
+    return _simplify(_op.max(_e.floordiv(hi - lo + (step - 1), step), _e.const(0, "int64")))
 
 
-def _clamped(dim, i: int):
-    """`i` (negative counts from the end) clamped into [0, dim], for a positive stride."""
+def _step(stride):
+    """A slice's stride as int64; a symbolic one is at least 1."""
+    if isinstance(stride, int):
+        return _e.const(stride, "int64")
+    return _op.max(_i64(stride), _e.const(1, "int64"))
+
+
+def _clamped(dim, i):
+    """`i` clamped into [0, dim], for a positive stride: a negative int counts from the end,
+    a symbolic bound does not."""
+    if not isinstance(i, int):
+        return _simplify(_op.min(_op.max(_i64(i), _e.const(0, "int64")), dim))
     if i >= 0:
         return _simplify(_op.min(_e.const(i, "int64"), dim))
     return _simplify(_op.max(dim + i, _e.const(0, "int64")))
 
 
-def _slice_start(dim, begin: int, stride: int):
-    if isinstance(dim, _e.IntImm):
+def _slice_start(dim, begin, stride):
+    if isinstance(dim, _e.IntImm) and isinstance(begin, int) and isinstance(stride, int):
         r = range(dim.value)[begin::stride]
         return _e.const(r.start if len(r) else 0, "int64")
     return _clamped(dim, begin)
 
 
+def _slice_value(v):
+    """An int, or an int64 PrimExpr when symbolic."""
+    if isinstance(v, _e.IntImm):
+        return int(v.value)
+    return _i64(v) if isinstance(v, _e.PrimExpr) else int(v)
+
+
 def strided_slice(x: te.Tensor, axes, begin, end, strides=None) -> te.Tensor:
-    """`x[begin:end:stride]` on each of `axes` (numpy semantics with clamping); other axes whole."""
+    """`x[begin:end:stride]` on each of `axes` (numpy semantics with clamping); other axes whole.
+
+    Bounds and strides may be symbolic (see `slice_extent`)."""
     ndim = len(x.shape)
     strides = list(strides) if strides else [1] * len(axes)
-    spec = {int(a) % ndim: (int(b), int(e), int(s)) for a, b, e, s in zip(axes, begin, end, strides)}
+    spec = {int(a) % ndim: (_slice_value(b), _slice_value(e), _slice_value(s))
+            for a, b, e, s in zip(axes, begin, end, strides)}
     shape = tuple(slice_extent(d, *spec[k]) if k in spec else d for k, d in enumerate(x.shape))
     starts = {k: _slice_start(x.shape[k], b, s) for k, (b, _, s) in spec.items()}
 
     def f(*ax):
-        return x(*(starts[k] + v * spec[k][2] if k in spec else v for k, v in enumerate(ax)))
+        return x(*(starts[k] + v * _step(spec[k][2]) if k in spec else v for k, v in enumerate(ax)))
 
     return te.compute(shape, f, name="T_strided_slice")
 

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from ... import relax, tir
-from ...errors import FrontendError, UnsupportedOperatorError
+from ...errors import FrontendError, GraphcError, UnsupportedOperatorError
 from ...ir.module import IRModule
 from .converters import CONVERTERS, Args, lookup, op_key
 
@@ -264,7 +264,14 @@ class ExportedProgramImporter:
             return self.symbols.to_prim(node.meta["val"])
         converter = lookup(node.target)
         args = Args(self, node)
-        result = converter(self, args)
+        try:
+            result = converter(self, args)
+        except GraphcError:
+            raise
+        except TypeError as err:  # typically a symbolic size where the converter needs a constant
+            raise FrontendError(
+                f"{args.op} (node {node.name!r}, {_node_text(node)}) cannot be converted: {err}; a symbolic "
+                "size (torch.export.Dim) may have reached an argument graphc needs as a constant") from err
         args.check_all_used()
         return result
 

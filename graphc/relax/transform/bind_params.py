@@ -116,7 +116,7 @@ class SymbolicBinder(ExprMutator):
         sinfo_args = tuple(self.sinfo(s) for s in call.sinfo_args)
         if all(a is b for a, b in zip(sinfo_args, call.sinfo_args)):
             return new
-        return relax_expr.Call(new.op, new.args, new.attrs, sinfo_args)
+        return relax_expr.Call(new.op, new.args, new.attrs, sinfo_args, new.span)
 
     def visit_var_def(self, var):
         var = super().visit_var_def(var)
