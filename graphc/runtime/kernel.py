@@ -44,7 +44,11 @@ class KernelIndexError(KernelError, IndexError):
     """A kernel found an index value out of range (`tir.check_index`) and returned early."""
 
 
-_ERROR_TYPES = {"IndexError": KernelIndexError}
+class KernelValueError(KernelError, ValueError):
+    """A kernel found a value it cannot use (`tir.check_size`: a negative or overflowing size)."""
+
+
+_ERROR_TYPES = {"IndexError": KernelIndexError, "ValueError": KernelValueError}
 
 
 _DIM_OPS = {

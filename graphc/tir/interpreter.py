@@ -225,6 +225,10 @@ class Interpreter:
             return _cast(np.inf, op.dtype)
         if name == "check_index":
             return _check_index(int(args[0]), int(args[1]), bool(args[2]), op.args[3].value)
+        if name == "check_size":
+            if not args[1]:
+                raise ValueError(op.args[2].value.format(value=int(args[0])))
+            return int(args[0])
         raise TIRError(f"the TensorIR interpreter does not implement the call {op.op!r}")
 
     # -- memory ---------------------------------------------------------------------------

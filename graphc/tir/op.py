@@ -77,6 +77,7 @@ register_intrin("tir.assume", 1, pure=False)
 register_intrin("tir.address_of", 1)
 register_intrin("tir.infinity", 0)
 register_intrin("tir.check_index", 4)
+register_intrin("tir.check_size", 3)
 
 
 def call_intrin(dtype: str, name: str, *args) -> Call:
@@ -301,6 +302,26 @@ def check_index(index, extent, wrap=False, message: str = INDEX_ERROR) -> PrimEx
     return Call("int64", "tir.check_index", (index, extent, const(wrap, "bool"), StringImm(text)))
 
 
+def check_size(value, ok, message: str) -> PrimExpr:
+    """`value` (an int64 size computed when the kernel runs) when `ok` holds; otherwise the
+    kernel stops, returning an error code, and the runtime raises `ValueError` with `message`
+    formatted with the field `{value}`. `ok` says what a valid size is (not negative, computed
+    without wrapping around); other braces in `message` must be doubled.
+
+    >>> from graphc.tir import Var
+    >>> n = Var("n", "int64")
+    >>> check_size(n - 1, n >= 1, "size {value} is negative").op
+    'tir.check_size'
+    """
+    from .expr import IntImm, StringImm
+
+    value, ok = cast(convert(value), "int64"), convert(ok)
+    if isinstance(ok, IntImm) and ok.value:
+        return value
+    text = message.value if isinstance(message, StringImm) else str(message)
+    return Call("int64", "tir.check_size", (value, ok, StringImm(text)))
+
+
 def likely(cond) -> PrimExpr:
     """Mark a condition as likely true (a hint to code generation)."""
     cond = convert(cond)
@@ -399,6 +420,7 @@ __all__ = [
     "ceil",
     "ceildiv",
     "check_index",
+    "check_size",
     "copysign",
     "cos",
     "cosh",

@@ -233,7 +233,16 @@ def shape_of(tensor: Tensor) -> ShapeTuple:
 
 
 def tensor_to_shape(tensor: Tensor) -> ShapeTuple:
-    return ShapeTuple(int(v) for v in np.asarray(tensor).reshape(-1))
+    """The values of a 1-d integer tensor as a shape: sizes read from data, checked here."""
+    values = np.asarray(tensor)
+    if values.ndim != 1 or values.dtype.kind not in "iu":
+        raise ValueError(f"tensor_to_shape expects a 1-d integer tensor, got shape {values.shape} and dtype "
+                         f"{values.dtype}")
+    shape = ShapeTuple(int(v) for v in values)
+    bad = [d for d in shape if d < 0]
+    if bad:
+        raise ValueError(f"tensor_to_shape: the size {bad[0]} read from a tensor is negative (shape {shape})")
+    return shape
 
 
 def make_tuple(*fields) -> tuple:

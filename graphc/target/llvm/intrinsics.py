@@ -165,6 +165,18 @@ def _check_index(cg, op: tir_expr.Call) -> ir.Value:
     return pos
 
 
+def _check_size(cg, op: tir_expr.Call) -> ir.Value:
+    """`tir.check_size(value, ok, message)`: the value, or an early return reporting it for the
+    runtime's ValueError."""
+    if not isinstance(op.args[2], tir_expr.StringImm) or DataType(op.args[0].dtype).lanes != 1:
+        raise CodegenError(f"{cg.func_name}: tir.check_size needs a scalar value and a message string, "
+                           f"got {op!r}")
+    value = cg.cast(op.args[0].dtype, "int64", cg.emit_expr(op.args[0]))
+    ok = cg.to_bool_i1(cg.emit_expr(op.args[1]))
+    cg.fail_unless(ok, {"type": "ValueError", "format": op.args[2].value, "fields": ["value"]}, [value])
+    return value
+
+
 def _float_class(kind: str):
     def emit(cg, op, args):
         b, x = cg.builder, args[0]
@@ -234,6 +246,7 @@ _STRUCTURAL = {
     "tir.assume": _assume,
     "tir.infinity": _infinity,
     "tir.check_index": _check_index,
+    "tir.check_size": _check_size,
 }
 _SIMPLE = {
     "tir.isnan": _float_class("isnan"),

@@ -233,7 +233,8 @@ class _Vectorizer:
         if e.op == "tir.if_then_else":
             return self._if_then_else(e)
         args = [self.expr(a) for a in e.args]
-        if e.op == "tir.check_index" and (self.mask is not None or any(_lanes(a) > 1 for a in args)):
+        if e.op in ("tir.check_index", "tir.check_size") and (self.mask is not None
+                                                              or any(_lanes(a) > 1 for a in args)):
             # a check is scalar code with an early exit: it stays in the vector body only when
             # every lane shares it and the scalar loop ran it unconditionally
             raise _NotVectorizable
