@@ -7,7 +7,7 @@ row-major order of `indices`. Every index read from `indices` goes through `tir.
 before it addresses anything, under `mode`: "raise" (the default: a negative index counts from
 the end once, as in numpy and ONNX) or "nonnegative" (torch's gather and scatter); a value out
 of range stops the kernel, which then raises IndexError, so no kernel reads or writes out of
-bounds.
+bounds. Only the explicit mode "fast" trusts the indices.
 
 >>> from graphc import te, topi
 >>> x = te.placeholder((3, 4), "float32", name="x")
@@ -48,7 +48,9 @@ SCATTER_REDUCTIONS = {
 }
 
 
-CHECKED_MODES = ("raise", "nonnegative")  # the index modes of the gathers and scatters
+# The index modes of the gathers and scatters (see `topi.INDEX_MODES`): "fast", unchecked, is an
+# explicit opt-in that graphc itself never chooses.
+CHECKED_MODES = ("raise", "nonnegative", "fast")
 ONE_HOT_MODES = ("ignore", "nonnegative")
 
 

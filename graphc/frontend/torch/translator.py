@@ -305,14 +305,24 @@ def _is_symbolic(node) -> bool:
 
 
 def _span(node) -> str:
-    """`torch node embedding (aten.embedding.default) in module emb (Embedding)`: a call's span."""
-    text = f"torch node {node.name} ({_op_name(node.target)})"
+    """A call's span: `torch node embedding = aten.embedding.default(weight, ids) in module emb
+    (Embedding)`, the arguments by their graph names (the inputs' names are forward's)."""
+    args = ", ".join(_arg_text(a) for a in node.args)
+    text = f"torch node {node.name} = {_op_name(node.target)}({args})"
     stack = node.meta.get("nn_module_stack") or {}
     if stack:
         path, kind = list(stack.values())[-1]
         kind = kind.rsplit(".", 1)[-1] if isinstance(kind, str) else getattr(kind, "__name__", str(kind))
         text += f" in module {path or '<root>'} ({kind})"
     return text
+
+
+def _arg_text(arg) -> str:
+    if isinstance(arg, torch.fx.Node):
+        return arg.name
+    if isinstance(arg, list | tuple):
+        return "[" + ", ".join(_arg_text(a) for a in arg) + "]"
+    return repr(arg)
 
 
 def _op_name(target) -> str:

@@ -3,8 +3,9 @@
 Indices are integer tensors, checked when the model runs: under `mode` "raise" (the default)
 a negative index counts from the end of the indexed axis once (numpy, ONNX) and anything
 outside [-n, n) raises IndexError; under "nonnegative" (torch's gather and scatter) anything
-outside [0, n) does. `one_hot` ignores indices outside [0, depth) (TVM's "ignore") unless
-its mode is "nonnegative". Gathers and one_hot legalize to TE computes (pattern: injective); scatters
+outside [0, n) does; "fast" trusts them (an explicit opt-in: a bad index then reads or writes
+out of bounds). `one_hot` ignores indices outside [0, depth) (TVM's "ignore") unless its mode
+is "nonnegative". Gathers and one_hot legalize to TE computes (pattern: injective); scatters
 copy `data` and apply `updates` in a TIR kernel (pattern: opaque), combining them by
 `reduction`. `one_hot` takes its on/off values as scalars (`R.prim_value`), as TVM does.
 
@@ -90,7 +91,8 @@ def _infer_gather_elements(call, bb):
     return _like(data, data.dtype, indices.shape_values, indices.ndim)
 
 
-_MODE = "raise (negative indices count from the end) or nonnegative; IndexError outside the range"
+_MODE = ("raise (negative indices count from the end) or nonnegative: IndexError outside the range; "
+         "fast: unchecked (explicit opt-in)")
 
 
 def _check_mode(call, modes=topi.CHECKED_MODES) -> None:

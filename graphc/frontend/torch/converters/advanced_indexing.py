@@ -45,7 +45,7 @@ class _Advanced:
         for a in self.used:  # negative positions are wrapped, and all checked, by gather/scatter_nd
             s_shape = relax.ShapeExpr(shape_values(self.s_shape))
             positions.append(importer.emit(op.broadcast_to(cast(indices[a], "int64"), s_shape)))
-        self.positions = importer.emit(op.stack(positions, axis=len(self.s_shape)))
+        self.positions = importer.emit(op.stack(positions, axis=len(self.s_shape)), "positions")
         self.perm = self.used + self.others
         self.moved = x if self.perm == list(range(n)) else importer.emit(op.permute_dims(x, self.perm))
         adjacent = self.used == list(range(self.used[0], self.used[-1] + 1))
