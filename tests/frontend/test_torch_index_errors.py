@@ -44,7 +44,7 @@ def _run(names: list) -> dict:
     env = dict(os.environ, OMP_WAIT_POLICY="passive")
     proc = subprocess.run([sys.executable, str(SCRIPT), *names], capture_output=True, text=True,
                           timeout=900, env=env)
-    assert proc.returncode == 0, f"{names}: the subprocess ended with {proc.returncode}:\n{proc.stderr[-3000:]}"
+    assert proc.returncode == 0, f"{names}: exit status {proc.returncode}:\n{proc.stderr[-3000:]}"
     results: dict = {}
     for line in proc.stdout.splitlines():
         if line.startswith("{"):
