@@ -290,10 +290,11 @@ def check_index(index, extent, wrap=False, message: str = INDEX_ERROR) -> PrimEx
     """
     from .expr import IntImm, StringImm
 
-    index, extent = cast(convert(index), "int64"), cast(convert(extent), "int64")
-    wrap = bool(wrap.value if isinstance(wrap, IntImm) else wrap)
-    if not DataType(index.dtype).is_int or DataType(index.dtype).lanes != 1:
+    index = convert(index)
+    if not DataType(index.dtype).is_integer or DataType(index.dtype).lanes != 1:
         raise TIRError(f"tir.check_index needs a scalar integer index, got {index.dtype}")
+    index, extent = cast(index, "int64"), cast(convert(extent), "int64")
+    wrap = bool(wrap.value if isinstance(wrap, IntImm) else wrap)
     if isinstance(index, IntImm) and isinstance(extent, IntImm):
         pos = index.value + extent.value if wrap and index.value < 0 else index.value
         if 0 <= pos < extent.value:
