@@ -92,6 +92,12 @@ class DimPrinter(ExprPrinter):
             return f"T.int32({op.value})", ATOM
         return super().print_IntImm(op)
 
+    def constructor(self, op, operands):
+        # A constructor's plain numbers are int32, as in TensorIR: `T.Add(T.int64(2), T.int64(7))`.
+        args = (f"T.int64({a.value})" if isinstance(a, TE.IntImm) and a.dtype == "int64" else self(a)
+                for a in operands)
+        return f"T.{type(op).__name__}({', '.join(args)})", ATOM
+
 
 class RelaxExprPrinter:
     """Prints Relax expressions and struct info; `metadata` collects tensor constants."""

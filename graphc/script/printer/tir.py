@@ -239,12 +239,14 @@ class StmtPrinter(BufferPrinterMixin):
                 and op.min.dtype == op.extent.dtype == op.loop_var.dtype)
 
     def range_end(self, lo, extent) -> str:
-        """The text of `lo + extent` as the parser expects to read it back."""
+        """The text of `lo + extent` that the parser's `range_extent` reads back as `extent`."""
         if isinstance(lo, tir_expr.IntImm) and isinstance(extent, tir_expr.IntImm):
             return self.expr(tir_expr.const(lo.value + extent.value, lo.dtype))
-        if lo.dtype == extent.dtype:
-            return self.expr(tir_expr.Add(lo, extent, lo.dtype))
-        return self.expr(lo + extent)
+        if lo.dtype != extent.dtype:
+            return self.expr(lo + extent)
+        if _is_int(lo, 0) and not (isinstance(extent, tir_expr.Add) and _is_int(extent.a, 0)):
+            return self.expr(extent)  # `0:n`, read back as `n - 0`
+        return self.expr(tir_expr.Add(lo, extent, lo.dtype))  # read back as the Add's `b`
 
     # -- blocks -----------------------------------------------------------------------------
     def print_BlockRealize(self, op, last):

@@ -7,10 +7,12 @@ and C that drive spatial iters; C loses its init and is renamed `C_update`.
 
 from __future__ import annotations
 
-from ...errors import ScheduleError
+import itertools
+
+from ...errors import ScheduleError, TIRError
 from ..analysis.block_access import get_block_access_region, get_block_read_write_region
 from ..analysis.var_use import uses_var
-from ..expr import IntImm, Range, Var
+from ..expr import IntImm, Range, Var, convert
 from ..functor import substitute
 from ..stmt import Block, BlockRealize, For, IterType, IterVar, SeqStmt
 from .blocks import read_buffers, write_buffers
@@ -19,15 +21,16 @@ from .state import enclosing_block, find_block_path, loops_above, replace_stmts,
 
 def _check_init_reached(func, block, realize, loops, what: str) -> None:
     """The init runs where every reduce iter is at its minimum; a separate init block runs for every
-    spatial point, which is the same only if the loops reach those minima (not, e.g., in the
-    second part of a partitioned reduction loop)."""
+    spatial point, which is the same only if the loops bring every spatial point to those minima,
+    all at once and before its first update (not, e.g., in the second part of a partitioned
+    reduction loop, or of a partitioned loop that fuses a spatial and a reduce loop)."""
     from .bounds import relax_in, shape_analyzer
 
     dom = {lp.loop_var: Range(lp.min, lp.extent) for lp in loops}
     ana = shape_analyzer(func, dom)
-    for iv, v in zip(block.iter_vars, realize.iter_values):
-        if iv.iter_type == IterType.DATA_PAR:
-            continue
+    pairs = list(zip(block.iter_vars, realize.iter_values))
+    reduce_ = [(iv, v) for iv, v in pairs if iv.iter_type != IterType.DATA_PAR]
+    for iv, v in reduce_:
         rng = relax_in(ana, v, dom)
         if rng is None or not ana.can_prove(rng[0] <= iv.dom.min):
             raise ScheduleError(
@@ -35,6 +38,68 @@ def _check_init_reached(func, block, realize, loops, what: str) -> None:
                 f"{iv.dom.min}, so the block never runs its init; a separate init block would reset "
                 f"results computed elsewhere"
             )
+    drivers = [lp for lp in loops if any(uses_var(v, lp.loop_var) for _, v in reduce_)]
+    shared = [lp for lp in drivers
+              if any(uses_var(v, lp.loop_var) for iv, v in pairs if iv.iter_type == IterType.DATA_PAR)]
+    if shared:  # a fused spatial-and-reduce loop: only visiting the points can tell
+        reached = _first_visits_at_minimum(loops, realize, block.iter_vars, reduce_)
+    else:  # the reduce loops' first iteration, the same for every spatial point, must be the minima
+        from .blockize import _conjuncts
+
+        first: dict = {}
+        for lp in drivers:
+            first[lp.loop_var] = substitute(lp.min, first)
+        conds = [convert(substitute(v, first) == iv.dom.min) for iv, v in reduce_]
+        conds += [substitute(c, first) for c in _conjuncts(realize.predicate)
+                  if any(uses_var(c, lp.loop_var) for lp in drivers)]
+        reached = True if all(ana.can_prove(c) for c in conds) else None
+    if not reached:
+        claim = "some spatial point does not reach" if reached is False else \
+            "cannot show that every spatial point reaches"
+        raise ScheduleError(
+            f"cannot {what}: {claim} the reduce iters' minima (where the block runs its init) first "
+            f"under loops {', '.join(lp.loop_var.name for lp in shared or drivers)}; a separate init "
+            f"block would reset results computed elsewhere"
+        )
+
+
+_ENUMERATION_LIMIT = 1 << 14
+
+
+def _first_visits_at_minimum(loops, realize, iter_vars, reduce_) -> bool | None:
+    """Whether, in loop order, each spatial point's first visit has every reduce iter at its minimum;
+    None when the loops the bindings use are not constant or too many to enumerate."""
+    from ..arith.evaluate import evaluate
+
+    values = list(realize.iter_values) + [realize.predicate]
+    used = [lp for lp in loops if any(uses_var(v, lp.loop_var) for v in values)]
+    ranges, count = [], 1
+    for lp in used:
+        if not (isinstance(lp.min, IntImm) and isinstance(lp.extent, IntImm)):
+            return None
+        ranges.append(range(lp.min.value, lp.min.value + lp.extent.value))
+        count *= max(lp.extent.value, 0)
+    if count > _ENUMERATION_LIMIT:
+        return None
+    if not all(isinstance(iv.dom.min, IntImm) for iv, _ in reduce_):
+        return None
+    minima = tuple(iv.dom.min.value for iv, _ in reduce_)
+    is_reduce = [any(iv is r for r, _ in reduce_) for iv in iter_vars]
+    seen: set = set()
+    for point in itertools.product(*ranges):
+        env = {lp.loop_var: x for lp, x in zip(used, point)}
+        try:
+            if not evaluate(realize.predicate, env):
+                continue
+            bound = [evaluate(v, env) for v in realize.iter_values]
+        except (KeyError, TIRError):  # a variable other than these loops: not enumerable
+            return None
+        key = tuple(b for r, b in zip(is_reduce, bound) if not r)
+        if key not in seen:
+            seen.add(key)
+            if tuple(b for r, b in zip(is_reduce, bound) if r) != minima:
+                return False
+    return True
 
 
 def decompose_reduction(func, func_name: str, name: str, loop_var: Var):
