@@ -126,3 +126,16 @@ def test_take_modes():
     assert R.op.take(x, x, 0).attrs["mode"] == "raise"  # checked unless "fast" is asked for
     with pytest.raises(TypeInferenceError, match="'take' expects mode to be one of raise, nonnegative, clip"):
         R.op.take(x, x, 0, mode="trust")
+
+
+def test_binding_a_symbolic_slice_bound_to_a_constant():
+    x = R.Var("x", R.TensorStructInfo((1, 64), "int64"))
+    y = R.Var("y", R.TensorStructInfo((2, N), "int64"))
+    bb = R.BlockBuilder()
+    with bb.function("main", [x, y], attrs={"num_input": 1}):
+        z = bb.emit(R.op.strided_slice(x, [1], [0], [N]))
+        bb.emit_func_output(z)
+    bound = R.transform.BindParams("main", {"y": np.zeros((2, 5), "int64")})(bb.get())
+    call = bound["main"].body.blocks[0].bindings[0].value
+    assert call.attrs["end"] == (5,)
+    assert repr(call.struct_info) == 'R.Tensor((1, 5), dtype="int64")'
