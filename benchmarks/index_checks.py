@@ -5,7 +5,9 @@ docs/codegen.md, "Run-time checks"). This compiles each model twice from one imp
 graphc compiles it (checked), and with every indexing operator switched to the explicit
 unchecked opt-in `mode="fast"` (unchecked). Both executables run in this process, alternating
 round by round so that the load of a shared machine hits both alike; the figure is the median
-over rounds of checked/unchecked time, with its spread (min, quartiles, max). A second figure
+over rounds of checked/unchecked time, with its spread (min, quartiles, max), in wall time and
+in the process's CPU time (which a loaded machine does not inflate, with one thread: run it
+with GRAPHC_NUM_THREADS=1 on a shared machine). A second figure
 counts the time where it is spent: the kernels that hold a check, profiled in both builds,
 their difference as a share of the whole call (robust to load that swamps a 1% difference).
 
@@ -96,11 +98,15 @@ def kernel_time(vm, names: set, x, repeat: int) -> tuple[float, float]:
     return statistics.median(spent), statistics.median(totals)
 
 
-def per_call(fn, ids, calls: int) -> float:
-    start = time.perf_counter()
+def per_call(fn, ids, calls: int) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of this process) per call, the best of `calls` calls each."""
+    wall, cpu = [], []
     for _ in range(calls):
+        w, c = time.perf_counter(), time.process_time()
         fn(ids)
-    return (time.perf_counter() - start) / calls
+        wall.append(time.perf_counter() - w)
+        cpu.append(time.process_time() - c)
+    return min(wall), min(cpu)
 
 
 def bench(name: str, seq: int, rounds: int, calls: int, layers: int) -> None:
@@ -120,7 +126,8 @@ def bench(name: str, seq: int, rounds: int, calls: int, layers: int) -> None:
     np.testing.assert_array_equal(a.numpy(), b.numpy())
     for _ in range(2):  # warm up both
         checked(x), fast(x)
-    ratios, times = [], {"checked": [], "unchecked": []}
+    ratios: dict = {"wall": [], "cpu": []}
+    times: dict = {"checked": [], "unchecked": []}
     for r in range(rounds):
         order = [("checked", checked), ("unchecked", fast)]
         if r % 2:
@@ -128,15 +135,20 @@ def bench(name: str, seq: int, rounds: int, calls: int, layers: int) -> None:
         got = {label: per_call(fn, x, calls) for label, fn in order}
         for label, t in got.items():
             times[label].append(t)
-        ratios.append(got["checked"] / got["unchecked"])
-    q = statistics.quantiles(ratios, n=4)
+        for k, clock in enumerate(("wall", "cpu")):
+            ratios[clock].append(got["checked"][k] / got["unchecked"][k])
     print(f"{name} ({layers} layers, seq {seq}, {count_indexing(mod)} indexing calls; both compiled in "
-          f"{compile_s:.0f} s)")
+          f"{compile_s:.0f} s; {rounds} rounds, the best of {calls} calls each)")
     for label in ("checked", "unchecked"):
-        print(f"  {label:9s} median {statistics.median(times[label]) * 1e3:8.2f} ms per call")
-    print(f"  checked / unchecked: median {statistics.median(ratios):.4f}  (min {min(ratios):.4f}, "
-          f"quartiles {q[0]:.4f} .. {q[2]:.4f}, max {max(ratios):.4f}; {rounds} rounds of {calls} calls)")
-    print(f"  overhead: {100 * (statistics.median(ratios) - 1):+.2f} %")
+        wall = statistics.median(t[0] for t in times[label])
+        cpu = statistics.median(t[1] for t in times[label])
+        print(f"  {label:9s} median {wall * 1e3:8.2f} ms wall, {cpu * 1e3:8.2f} ms CPU per call")
+    for clock in ("wall", "cpu"):  # CPU time is what load does not inflate (with one thread)
+        values = ratios[clock]
+        q = statistics.quantiles(values, n=4)
+        print(f"  checked / unchecked ({clock:4s}): median {statistics.median(values):.4f}  "
+              f"(min {min(values):.4f}, quartiles {q[0]:.4f} .. {q[2]:.4f}, max {max(values):.4f}); overhead "
+              f"{100 * (statistics.median(values) - 1):+.2f} %")
     # The same, counted where it is spent: the kernels holding a check, in both builds
     names = checked_kernels(checked_vm)
     with_checks, total = kernel_time(checked_vm, names, x, max(3, rounds // 3))
