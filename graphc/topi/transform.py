@@ -235,7 +235,7 @@ def slice_extent(dim, begin, end, stride):
     >>> from graphc import tir
     >>> n = tir.Var("n", "int64")
     >>> slice_extent(tir.const(64, "int64"), 0, n, 1)
-    T.max(T.min(n, T.int64(64)), T.int64(0))
+    T.min(T.max(n, T.int64(0)), T.int64(64))
     """
     if all(isinstance(v, int) for v in (begin, end, stride)):
         if isinstance(dim, _e.IntImm):
