@@ -53,12 +53,16 @@ _CTX = re.compile(r"ErrorContext\(fn=(?P<fn>[^,]*), loc=(?P<loc>[^,]*)(?:, param
                   r"annotation=(?P<ann>.*)\)$")
 
 
+_CAST_CTX = re.compile(r"ErrorContext\(match_cast, struct_info=(?P<ann>.*)\)$")
+
+
 def _where(err_ctx) -> tuple[str, str]:
     """('main: parameter x', 'R.Tensor((n, 4), dtype="float32")') from a TVM-style error context."""
     text = str(err_ctx)
     m = _CTX.match(text)
     if m is None:
-        return text, ""
+        cast = _CAST_CTX.match(text)
+        return ("a match_cast", cast["ann"]) if cast else (text, "")
     loc, param = m["loc"], m["param"]
     if param is None:
         what = "the return value" if loc == "return" else loc

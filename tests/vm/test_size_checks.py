@@ -67,3 +67,21 @@ def test_sizes_read_from_a_tensor_are_checked():
         tensor_to_shape(graphc.runtime.tensor(np.array([2, -3])))
     with pytest.raises(ValueError, match="1-d integer tensor"):
         tensor_to_shape(graphc.runtime.tensor(np.array([2.0])))
+
+
+def test_a_failed_match_cast_quotes_its_struct_info():
+    n = tir.Var("n", "int64")
+    x = R.Var("x", R.TensorStructInfo((1, 64), "float32"))
+    y = R.Var("y", R.TensorStructInfo((2, n), "float32"))
+    bb = R.BlockBuilder()
+    with bb.function("main", [x, y]):
+        with bb.dataflow():
+            z = bb.emit(R.op.strided_slice(x, [1], [0], [n]))  # (1, min(max(n, 0), 64))
+            z = bb.match_cast(z, R.TensorStructInfo((1, n), "float32"))
+            out = bb.emit_output(R.op.add(z, y))
+        bb.emit_func_output(out)
+    run = _vm(bb.get())
+    assert run(np.ones((1, 64), "float32"), np.ones((2, 5), "float32")).shape == (2, 5)
+    expected = r'a match_cast expects R.Tensor\(\(1, n\), dtype="float32"\).*dimension 1 \(n\) is 64, but n = 70'
+    with pytest.raises(ValueError, match=expected):
+        run(np.ones((1, 64), "float32"), np.ones((2, 70), "float32"))
