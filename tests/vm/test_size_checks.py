@@ -82,6 +82,7 @@ def test_a_failed_match_cast_quotes_its_struct_info():
         bb.emit_func_output(out)
     run = _vm(bb.get())
     assert run(np.ones((1, 64), "float32"), np.ones((2, 5), "float32")).shape == (2, 5)
-    expected = r'a match_cast expects R.Tensor\(\(1, n\), dtype="float32"\).*dimension 1 \(n\) is 64, but n = 70'
+    expected = (r'a match_cast expects R.Tensor\(\(1, n\), dtype="float32"\).*'
+                r"dimension 1 \(n\) is 64, but n = 70")
     with pytest.raises(ValueError, match=expected):
         run(np.ones((1, 64), "float32"), np.ones((2, 70), "float32"))
