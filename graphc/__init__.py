@@ -40,6 +40,7 @@ _LAZY = {
     "Tensor": ("graphc.runtime", "Tensor"),
     "nn": ("graphc.relax.frontend.nn", None),
     "frontend": ("graphc.frontend", None),
+    "transform": ("graphc.transform", None),
 }
 
 

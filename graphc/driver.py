@@ -1,4 +1,6 @@
-"""`graphc.lower` and `graphc.build`: tensor programs to lowered IR to loaded machine code.
+"""The entry points: `graphc.lower` and `graphc.build` (tensor programs to lowered IR to loaded
+machine code), `graphc.compile` and `compile_to` (models to VM executables, or to one stage), and
+tvmc's trio `load` (model files, loader.py), `compile`, `run` (runner.py).
 
 >>> import graphc, numpy as np
 >>> from graphc import tir
@@ -12,7 +14,11 @@ array([0, 1, 4, 9], dtype=int32)
 
 from __future__ import annotations
 
+import os
+import sys
+
 from . import dlight
+from .errors import GraphcError
 from .ir.module import IRModule
 
 _DEFAULT_NAME = "main"
@@ -95,17 +101,33 @@ def build(inp, args=None, target=None, name: str = _DEFAULT_NAME, target_host=No
     return target_build(_input_module(inp, args, name), target)
 
 
+STAGES = ("imported", "legalized", "fused", "scheduled", "lowered", "bytecode")
+
+
 def compile(model, target="llvm", *, example_inputs=None, dynamic_shapes=None, pipeline=None,  # noqa: A001
-            params=None, **kwargs):
+            params=None, tuning_records=None, progress=None):
     """Compile a model into a VM `Executable`: `graphc.compile(model, target="llvm")`.
 
-    `model` is a Relax IRModule, a `torch.export.ExportedProgram`, or a `torch.nn.Module`
-    together with `example_inputs` (exported with `torch.export` in eval mode under
-    `torch.no_grad()`, `dynamic_shapes` passed through; weights become constants). Then, in
-    order: `pipeline` (default: the "zero" pipeline, run when the module still calls high-level
-    operators), `InlinePermuteIntoConsumers` (kernels read transposed weights in place instead
-    of copying them), the target's default schedules (`dlight`), and `relax.build` (VM
-    lowering, kernel compilation, bytecode). `params` binds `main`'s weight parameters as constants.
+    `model` is recognised by its type:
+
+    - a Relax `IRModule` with a "main" function;
+    - a `torch.export.ExportedProgram`, or a `torch.nn.Module` (any subclass: yours,
+      `transformers`', ...) with `example_inputs` (a tensor, a tuple of them, or a dict of
+      keyword inputs), exported with `torch.export` in eval mode under `torch.no_grad()`,
+      `dynamic_shapes` passed through; weights become constants;
+    - an ONNX model: an `onnx.ModelProto` or its serialized bytes;
+    - a path: a `.onnx` file, a `.pt2` file (`torch.export.save`) or "module.py:factory"
+      (see `graphc.driver.load`).
+
+    Then, in the current PassContext (its `opt_level`, `disabled_pass` and config are
+    honoured): `pipeline` (default: the "zero" pipeline, run when the module still calls
+    high-level operators), `InlinePermuteIntoConsumers` (kernels read transposed weights in
+    place instead of copying them), the target's default schedules (`dlight`), the VM lowering
+    and TensorIR lowering pipelines, LLVM, and the bytecode. `params` binds `main`'s weight
+    parameters as constants. `progress(message, done, total)`, if given, hears of each step
+    (the `graphc` command line draws it). The result runs as `exe(*inputs)` or in a
+    `relax.VirtualMachine(exe, device)`; either returns what the model returns (one tensor,
+    a tuple, a dict, ...).
 
     >>> import graphc
     >>> graphc.compile(object())
@@ -113,57 +135,157 @@ def compile(model, target="llvm", *, example_inputs=None, dynamic_shapes=None, p
       ...
     TypeError: graphc.compile expects a Relax IRModule, a torch ExportedProgram or a torch.nn.Module ...
     """
+    return compile_to(model, "bytecode", target, example_inputs=example_inputs, dynamic_shapes=dynamic_shapes,
+                      pipeline=pipeline, params=params, tuning_records=tuning_records, progress=progress)
+
+
+def compile_to(model, stage: str, target="llvm", *, example_inputs=None, dynamic_shapes=None, pipeline=None,
+               params=None, tuning_records=None, progress=None):
+    """`compile`, stopped after `stage`: the IRModule as it is then, or the Executable ("bytecode").
+
+    The stages (`STAGES`): "imported" (the Relax module of the model), "legalized" (every
+    operator a call of a TensorIR function), "fused" (the "zero" pipeline: fused kernels),
+    "scheduled" (default schedules applied), "lowered" (VM lowering: explicit memory and
+    shape checks; kernels in the lowered form code generators read), "bytecode".
+    `graphc show MODEL --stage NAME` prints them.
+
+    >>> from graphc.script import from_source
+    >>> mod = from_source('''
+    ... @I.ir_module
+    ... class Module:
+    ...     @R.function
+    ...     def main(x: R.Tensor((4,), "float32")):
+    ...         return R.add(x, x)
+    ... ''')
+    >>> [gv.name_hint for gv in compile_to(mod, "legalized").get_global_vars()]
+    ['add', 'main']
+    """
+    if stage not in STAGES:
+        raise ValueError(f"unknown stage {stage!r}; the stages are {', '.join(STAGES)}")
+    from .ir.transform import Sequential
     from .relax.pipeline import get_pipeline
-    from .relax.transform import InlinePermuteIntoConsumers
-    from .relax.vm_build import build as vm_build
+    from .relax.transform import InlinePermuteIntoConsumers, LegalizeOps, VMLoweringPipeline
     from .target import Target
 
+    report = progress or _no_progress
+    report("importing the model", 0, 0)
     mod = _model_to_module(model, example_inputs, dynamic_shapes)
     target = Target.resolve(target)
-
     if params:
         from .relax.transform import BindParams
 
         mod = BindParams("main", params)(mod)  # before the pipeline, so weight transforms fold away
+    if stage == "imported":
+        return mod
+    if tuning_records is not None:
+        raise GraphcError("graphc cannot apply tuning records yet: tuning (`graphc tune`, "
+                          "graphc.tune) has not landed; compile without tuning_records")
     if pipeline is not None:
+        report("running the pass pipeline", 0, 0)
         mod = pipeline(mod)
     elif _has_high_level_calls(mod):
+        if stage == "legalized":
+            return LegalizeOps()(mod)
+        report("legalizing and fusing operators", 0, 0)
         mod = get_pipeline("zero")(mod)
-    mod = InlinePermuteIntoConsumers()(mod)  # no transposed weight copies on every call
+    if stage == "legalized":
+        return mod
+    # kernels read transposed weights in place instead of copying them on every call
+    mod = Sequential([InlinePermuteIntoConsumers()], name="graphc.compile.inline")(mod)
+    if stage == "fused":
+        return mod
+    report(f"scheduling {_count_kernels(mod)} kernels for {target.kind}", 0, 0)
     with target:
-        mod = dlight.default_schedule(target)(mod)
-    return vm_build(mod, target, **kwargs)
+        mod = Sequential([dlight.default_schedule(target)], name="graphc.compile.schedule")(mod)
+    if stage == "scheduled":
+        return mod
+    with target:
+        mod = _lower_kernels(VMLoweringPipeline()(mod), report)
+    if stage == "lowered":
+        return mod
+    from .relax.vm_build import build as vm_build
+
+    report(f"generating machine code for {_count_kernels(mod)} kernels and the bytecode", 0, 0)
+    return vm_build(mod, target, vm_lowering=False)
+
+
+def _no_progress(message: str, done: int, total: int) -> None:
+    pass
+
+
+def _count_kernels(mod: IRModule) -> int:
+    from .tir.function import PrimFunc
+
+    return sum(1 for _, func in mod.items() if isinstance(func, PrimFunc))
+
+
+def _lower_kernels(mod: IRModule, report) -> IRModule:
+    """`mod` with each PrimFunc in the lowered form, one at a time (progress counts them)."""
+    from .tir.function import PrimFunc
+    from .tir.transform.pipeline import lower_pipeline
+
+    kernels = [(gv, func) for gv, func in mod.items() if isinstance(func, PrimFunc)]
+    out = mod.copy()
+    pipeline = lower_pipeline()
+    for done, (gv, func) in enumerate(kernels):
+        report("lowering kernels", done, len(kernels))
+        out[gv] = pipeline(IRModule({gv: func}))[gv]
+    report("lowering kernels", len(kernels), len(kernels))
+    return out
 
 
 def _model_to_module(model, example_inputs=None, dynamic_shapes=None) -> IRModule:
-    """The Relax module of a model compile accepts (IRModule, ExportedProgram, nn.Module)."""
+    """The Relax module of a model `compile` accepts, recognised by its type (never by the name
+    of its class's module, so every `nn.Module` subclass is a torch model)."""
     if isinstance(model, IRModule):
-        if example_inputs is not None or dynamic_shapes is not None:
-            raise TypeError("graphc.compile: example_inputs and dynamic_shapes are for torch modules; "
-                            "an IRModule already has its shapes")
+        _no_export_options("an IRModule already has its shapes", example_inputs, dynamic_shapes)
         return model
-    kind = type(model)
-    where = f"{kind.__module__}.{kind.__qualname__}"
-    if where.startswith("torch"):
-        import torch
+    if isinstance(model, str | os.PathLike):
+        from .loader import load
 
-        from .frontend.torch import from_exported_program
-
+        _no_export_options("a model file says its own inputs; use load(path, shape_dict=...)",
+                           example_inputs, dynamic_shapes)
+        return load(model)
+    torch = sys.modules.get("torch")  # a torch model exists only once torch is imported
+    if torch is not None:
         if isinstance(model, torch.export.ExportedProgram):
+            _no_export_options("an ExportedProgram is already exported", example_inputs, dynamic_shapes)
+            from .frontend.torch import from_exported_program
+
             return from_exported_program(model)
         if isinstance(model, torch.nn.Module):
-            if example_inputs is None:
-                raise TypeError("graphc.compile of a torch.nn.Module needs example_inputs (a tuple of "
-                                "tensors) to export it with torch.export")
-            inputs = tuple(example_inputs) if isinstance(example_inputs, list | tuple) else (example_inputs,)
-            with torch.no_grad():
-                exported = torch.export.export(model.eval(), inputs, dynamic_shapes=dynamic_shapes)
-            return from_exported_program(exported)
-    if where.startswith("onnx"):
-        raise TypeError("graphc.compile: ONNX models are not supported yet (the ONNX frontend is a "
-                        "separate issue)")
+            return _import_torch_module(torch, model, example_inputs, dynamic_shapes)
+    onnx = sys.modules.get("onnx")
+    if isinstance(model, bytes | bytearray) or (onnx is not None and isinstance(model, onnx.ModelProto)):
+        # ONNX: a ModelProto or its bytes (a path ending in .onnx goes through `load`)
+        _no_export_options("an ONNX model says its own inputs", example_inputs, dynamic_shapes)
+        from .loader import import_onnx
+
+        return import_onnx(model)
     raise TypeError(f"graphc.compile expects a Relax IRModule, a torch ExportedProgram or a torch.nn.Module "
-                    f"(with example_inputs), got {kind.__name__}")
+                    f"(with example_inputs), an ONNX ModelProto, or the path of a model file (.onnx, .pt2, "
+                    f"module.py:factory); got {type(model).__name__}")
+
+
+def _no_export_options(why: str, example_inputs, dynamic_shapes) -> None:
+    if example_inputs is not None or dynamic_shapes is not None:
+        raise TypeError(f"graphc.compile: example_inputs and dynamic_shapes are for torch modules; {why}")
+
+
+def _import_torch_module(torch, model, example_inputs, dynamic_shapes) -> IRModule:
+    from .frontend.torch import from_exported_program
+
+    if example_inputs is None:
+        raise TypeError("graphc.compile of a torch.nn.Module needs example_inputs (a tensor, a tuple of "
+                        "tensors or a dict of keyword inputs) to export it with torch.export")
+    if isinstance(example_inputs, dict):
+        args, kwargs = (), dict(example_inputs)
+    else:
+        args = tuple(example_inputs) if isinstance(example_inputs, list | tuple) else (example_inputs,)
+        kwargs = None
+    with torch.no_grad():
+        exported = torch.export.export(model.eval(), args, kwargs=kwargs, dynamic_shapes=dynamic_shapes)
+    return from_exported_program(exported)
 
 
 def _has_high_level_calls(mod: IRModule) -> bool:
@@ -189,4 +311,7 @@ def _has_high_level_calls(mod: IRModule) -> bool:
     return False
 
 
-__all__ = ["build", "compile", "lower"]
+from .loader import load  # noqa: E402 - tvmc's trio: load, compile, run
+from .runner import RunResult, run  # noqa: E402
+
+__all__ = ["STAGES", "RunResult", "build", "compile", "compile_to", "load", "lower", "run"]

@@ -35,10 +35,12 @@ from ..tir import expr as tir_expr
 from ..tir.function import PrimFunc
 from ..vm.bytecode import VOID, Arg, Call, FuncEntry, Goto, If, Ret
 from ..vm.executable import Executable
+from ..vm.outputs import ATTR as OUTPUT_STRUCTURE
 from ..vm.values import DataType, ShapeTuple
 from . import expr as relax_expr
 from .analysis.vars import used_vars
 from .op.registry import Op
+from .struct_info import TensorStructInfo, prim_text
 from .transform import BindParams, VMLoweringPipeline
 from .vm_call_proof import ALLOC_TENSOR_OPS as _ALLOC_TENSOR_OPS
 from .vm_call_proof import PACKED_OPS as _PACKED_OPS
@@ -117,9 +119,11 @@ class FunctionCodeGen:
     def generate(self) -> FuncEntry:
         result = self.gen(self.func.body)
         self.emit(Ret(result))
-        attrs = {"unchecked_calls": self.unchecked}
+        attrs = {"unchecked_calls": self.unchecked, "signature": _signature(self.func)}
         if "num_input" in self.func.attrs:
             attrs["num_input"] = int(self.func.attrs["num_input"])
+        if OUTPUT_STRUCTURE in self.func.attrs:  # vm["main"] rebuilds the model's result
+            attrs[OUTPUT_STRUCTURE] = self.func.attrs[OUTPUT_STRUCTURE]
         return FuncEntry("vm", self.name, [p.name_hint for p in self.func.params], self.num_registers,
                          self.code, attrs=attrs)
 
@@ -292,6 +296,27 @@ class FunctionCodeGen:
         if self.proof.proven(prim, args, dyn):
             self.unchecked.append(pc)
         return self.none()
+
+
+def _signature(func: relax_expr.Function) -> list:
+    """What callers pass: per parameter `[name, shape, dtype]` (dimensions are ints or the text
+    of their symbolic expression), or `[name, None, None]` for a parameter that is no tensor;
+    then the declared ranges of the symbolic dimensions, `{name: [lower, upper]}` (None: unbounded)."""
+    params = []
+    for p in func.params:
+        sinfo = p.struct_info
+        if isinstance(sinfo, TensorStructInfo) and sinfo.shape_values is not None:
+            params.append([p.name_hint, [prim_text(d) if not isinstance(d, tir_expr.IntImm) else int(d.value)
+                                         for d in sinfo.shape_values], sinfo.dtype])
+        else:
+            params.append([p.name_hint, None, None])
+    lower, upper = func.attrs.get("tir_var_lower_bound", {}), func.attrs.get("tir_var_upper_bound", {})
+    bounds = {str(name): [_bound(lower.get(name)), _bound(upper.get(name))] for name in {**lower, **upper}}
+    return [params, bounds]
+
+
+def _bound(value):
+    return None if value is None else int(value.value if isinstance(value, tir_expr.IntImm) else value)
 
 
 # --- the driver -----------------------------------------------------------------------------------

@@ -145,6 +145,16 @@ def check_prim_value_info(value, dtype, err_ctx) -> None:
         _fail(err_ctx, f"expected a {dtype or 'scalar'} value", value)
 
 
+def check_dim_range(value, axis, lower, upper, err_ctx) -> None:
+    """`check_dim_range(x, axis, lower, upper, err_ctx)`: dimension `axis` of `x` lies in the
+    declared range `[lower, upper]` of the symbolic size it defines."""
+    got = (value.shape if isinstance(value, Tensor) else value)[axis]
+    if not lower <= got <= upper:
+        where = str(err_ctx) or f"dimension {axis}"
+        raise ValueError(f"{where} is {got}, outside its declared range [{lower}, {upper}]: the model was "
+                         "compiled for that range (declare a wider one, e.g. torch.export.Dim(..., max=...))")
+
+
 def check_func_info(value, err_ctx) -> None:
     if not callable(value):
         _fail(err_ctx, "expected a function", value)
@@ -289,7 +299,8 @@ def to_device(ctx, tensor: Tensor, device_type, device_id=0) -> Tensor:
 for _name, _fn in {
     "check_tensor_info": check_tensor_info, "check_shape_info": check_shape_info,
     "check_tuple_info": check_tuple_info, "check_prim_value_info": check_prim_value_info,
-    "check_func_info": check_func_info, "match_shape": match_shape, "make_shape": make_shape,
+    "check_func_info": check_func_info, "check_dim_range": check_dim_range,
+    "match_shape": match_shape, "make_shape": make_shape,
     "match_prim_value": match_prim_value, "make_prim_value": make_prim_value,
     "alloc_storage": alloc_storage, "alloc_tensor": alloc_tensor, "alloc_shape_heap": alloc_shape_heap,
     "null_value": null_value, "reshape": reshape, "shape_of": shape_of, "tensor_to_shape": tensor_to_shape,

@@ -23,6 +23,8 @@ from ..runtime.tensor import Tensor, tensor
 from .builtins import get_builtin
 from .decode import Decoder, FrameLayout
 from .executable import Executable
+from .outputs import ATTR as _STRUCTURE
+from .outputs import reader as _reader
 from .profiler import ProfileReport, Recorder
 from .values import VMError
 
@@ -106,7 +108,9 @@ class VirtualMachine:
     """Runs the functions of `exe` on `device` (a Device, a device name, or a list of them).
 
     `vm["main"](*inputs)` takes graphc tensors, numpy arrays and torch tensors (through
-    DLPack, zero-copy when possible) and returns graphc tensors (tuples as Python tuples).
+    DLPack, zero-copy when possible) and returns graphc tensors (tuples as Python tuples),
+    shaped like the model's own result where the importer recorded it (one tensor, a
+    tuple, a dict, ...; see `graphc.vm.outputs`).
     """
 
     def __init__(self, exe: Executable, device=None, memory_cfg=None, profile: bool = False):
@@ -125,8 +129,13 @@ class VirtualMachine:
             if entry.kind == "vm":
                 func = self._functions[findex] = self._decode(findex)
                 self.callers[findex] = func.invoke
+        # Functions whose model returns more than a flat tuple rebuild its shape (vm/outputs.py).
+        self._readers = {func.name: _reader(func.entry.attrs[_STRUCTURE])
+                         for func in self._functions.values() if _STRUCTURE in func.entry.attrs}
         # The decoded functions never change, so `vm[name]` hands out one entry per function.
-        self._entries = {func.name: _Entry(self, func) for func in self._functions.values()}
+        self._entries = {func.name: _ShapedEntry(self, func, self._readers[func.name])
+                         if func.name in self._readers else _Entry(self, func)
+                         for func in self._functions.values()}
         self._inputs: dict[str, tuple] = {}
         self._outputs: dict[str, object] = {}
 
@@ -245,7 +254,8 @@ class VirtualMachine:
         return value
 
     def invoke(self, name: str, *args):
-        """Call function `name` on already converted arguments (no input conversion)."""
+        """Call function `name` on already converted arguments (no input conversion); the result
+        is the function's own (a flat tuple where `vm[name]` rebuilds the model's structure)."""
         return self._function(name).invoke(*args)
 
     # -- TVM's stateful interface --------------------------------------------------------------
@@ -267,10 +277,12 @@ class VirtualMachine:
         self._outputs[func_name] = self._function(func_name).invoke(*self._inputs[func_name])
 
     def get_outputs(self, func_name: str):
-        """The result of the last `invoke_stateful(func_name)`."""
+        """The result of the last `invoke_stateful(func_name)`, shaped like `vm[func_name]`'s."""
         if func_name not in self._outputs:
             raise ValueError(f"{func_name!r} has not been run with invoke_stateful yet")
-        return self._outputs[func_name]
+        read = self._readers.get(func_name)
+        out = self._outputs[func_name]
+        return out if read is None else read(out)
 
     # -- measuring -----------------------------------------------------------------------------
     def time_evaluator(self, func_name: str, dev=None, number: int = 10, repeat: int = 1,
@@ -353,6 +365,19 @@ class _Entry:
 
     def __repr__(self) -> str:
         return f"<VM function {self.func.name}({', '.join(self.func.params)})>"
+
+
+class _ShapedEntry(_Entry):
+    """`vm["name"]` of a function with an "output_structure": its result shaped like the model's."""
+
+    __slots__ = ("read",)
+
+    def __init__(self, vm: VirtualMachine, func: _Function, read):
+        super().__init__(vm, func)
+        self.read = read
+
+    def __call__(self, *args):
+        return self.read(_Entry.__call__(self, *args))
 
 
 __all__ = ["Frame", "VirtualMachine"]

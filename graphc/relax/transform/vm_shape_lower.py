@@ -23,6 +23,11 @@ reshape) is checked where `shape_func` computes it, before anything is allocated
 negative value, or a product that wraps around int64, raises ValueError naming the value and
 the first allocation or call that uses it (`tir.check_size`).
 
+A symbolic dimension with a declared range (the function attributes `tir_var_lower_bound` /
+`tir_var_upper_bound`, which the torch importer fills from `torch.export.Dim`) is checked
+against it where a parameter first defines it (`vm.builtin.check_dim_range`), before any
+memory is allocated: the static memory plan sizes storage by the upper bounds.
+
 The `err_ctx` strings name the function, the parameter and its annotation, e.g.
 `ErrorContext(fn=main, loc=param[0], param=x, annotation=R.Tensor((n, 784), dtype="float32"))`;
 the VM turns a failed check into a ValueError quoting them. Every parameter is checked on
@@ -288,6 +293,7 @@ class _ShapeLower(ExprMutator):
         todos = self.run_match(todos, False)
         self.emit_outstanding()
         self.run_match(todos, True)
+        self.check_ranges(func)
         self.builder.end_block()
         pre = self.builder.end_scope()
 
@@ -407,6 +413,29 @@ class _ShapeLower(ExprMutator):
             if always or not isinstance(actual, FuncStructInfo):
                 self.emit(packed("vm.builtin.check_func_info", value, self.err(err)))
 
+    def check_ranges(self, func: relax_expr.Function) -> None:
+        """Check each symbolic dimension with a declared range (the function attributes
+        `tir_var_lower_bound` / `tir_var_upper_bound`) where a parameter first defines it, so an
+        input outside the range the model was exported for is refused before anything runs."""
+        lower = func.attrs.get("tir_var_lower_bound") or {}
+        upper = func.attrs.get("tir_var_upper_bound") or {}
+        if not lower and not upper:
+            return
+        done = set()
+        for param in func.params:
+            sinfo = param.struct_info
+            if not isinstance(sinfo, TensorStructInfo) or sinfo.shape_values is None:
+                continue
+            for axis, dim in enumerate(sinfo.shape_values):
+                declared = dim.name in lower or dim.name in upper if isinstance(dim, TIRVar) else False
+                if not declared or dim in done:
+                    continue
+                done.add(dim)
+                lo, hi = _bound(lower.get(dim.name), 0), _bound(upper.get(dim.name), _UNBOUNDED)
+                err = f"{self.fn_name}: input {param.name_hint!r}, dimension {axis} ({dim.name})"
+                self.emit(packed("vm.builtin.check_dim_range", param, _int(axis), _int(lo), _int(hi),
+                                 self.err(err)))
+
     def tuple_item(self, value, index: int):
         if isinstance(value, relax_expr.Tuple):
             return value.fields[index]
@@ -482,6 +511,15 @@ class _ShapeLower(ExprMutator):
         func = PrimFunc([heap], SeqStmt.flatten(*stores), None, {heap: buf}, {"tir.is_host_func": True})
         gv = self.builder.add_func(func, "shape_func")
         self.emit(relax_expr.Call(gv, [self.heap]))
+
+
+_UNBOUNDED = 2**62
+
+
+def _bound(value, default: int) -> int:
+    if value is None:
+        return default
+    return int(value.value if isinstance(value, IntImm) else value)
 
 
 def _uses(blocks, body, var) -> bool:

@@ -76,7 +76,10 @@ def eval_int_set(analyzer, expr: PrimExpr, dom_map: dict) -> IntervalSet:
         for var, rng in dom_map.items():
             if isinstance(rng, Range):
                 analyzer.bind(var, rng, allow_override=True)
-        lo, hi = _Relaxer(analyzer, dom).interval(analyzer.simplify(expr))
+        try:
+            lo, hi = _Relaxer(analyzer, dom).interval(analyzer.simplify(expr))
+        except _Overflow:
+            return IntervalSet.everything()
         lo = analyzer.simplify(lo) if lo is not None else None
         hi = analyzer.simplify(hi) if hi is not None else None
     finally:
@@ -84,13 +87,44 @@ def eval_int_set(analyzer, expr: PrimExpr, dom_map: dict) -> IntervalSet:
     return IntervalSet(lo, hi)
 
 
+class _Overflow(Exception):
+    """An end of the interval, folded from constants, leaves its dtype's range: at run time the
+    expression wraps around, so the interval says nothing."""
+
+
 def _add(x, y):
-    return None if x is None or y is None else x + y
+    if x is None or y is None:
+        return None
+    if isinstance(x, IntImm) and isinstance(y, IntImm):
+        return _const_in_range(x.value + y.value, x.dtype)
+    return x + y
+
+
+def _scale(x, y):
+    """`x * y`, y not depending on the relaxed variables."""
+    if x is None:
+        return None
+    if isinstance(x, IntImm) and isinstance(y, IntImm):
+        return _const_in_range(x.value * y.value, x.dtype)
+    return x * y
+
+
+def _const_in_range(value: int, dtype: str) -> IntImm:
+    bound = dtype_bound(dtype)
+    if not bound.min_value <= value <= bound.max_value:
+        raise _Overflow
+    return const(value, dtype)
+
+
+def _negate(x):
+    if x is None:
+        return None
+    return _const_in_range(-x.value, x.dtype) if isinstance(x, IntImm) else -x
 
 
 def _neg_swap(iv):
     lo, hi = iv
-    return (None if hi is None else -hi, None if lo is None else -lo)
+    return (_negate(hi), _negate(lo))
 
 
 class _Relaxer:
@@ -150,8 +184,7 @@ class _Relaxer:
                 s = self.sign(y)
                 if s == 0:
                     return None
-                lo = None if lo is None else lo * y
-                hi = None if hi is None else hi * y
+                lo, hi = _scale(lo, y), _scale(hi, y)
                 return (lo, hi) if s > 0 else (hi, lo)
         return None
 
