@@ -45,18 +45,16 @@ def test_dynamic_batch_and_sequence(make):
     rng = np.random.default_rng(0)
     for b, s in [(1, 2), (2, 7), (3, 16), (8, MAX_POSITIONS)]:
         ids = rng.integers(0, 64, (b, s))
-        out = vm["main"](ids)
-        out = out[0] if isinstance(out, tuple) else out
+        out = vm["main"](ids).last_hidden_state  # results shaped like the model's
         with torch.no_grad():
             expected = model(torch.from_numpy(ids)).last_hidden_state.numpy()
         np.testing.assert_allclose(out.numpy(), expected, rtol=1e-4, atol=1e-5, err_msg=f"batch {b}, seq {s}")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=rf"is {MAX_POSITIONS + 1}, outside its declared range \[2, {MAX_POSITIONS}\]"):
         vm["main"](rng.integers(0, 64, (1, MAX_POSITIONS + 1)))
     with pytest.raises(IndexError, match=r"index 64 in input_ids is out of range \[0, 64\)"):
         vm["main"](np.full((1, 4), 64))  # a token id past the vocabulary
     ids = rng.integers(0, 64, (2, 5))  # still usable
     with torch.no_grad():
         expected = model(torch.from_numpy(ids)).last_hidden_state.numpy()
-    out = vm["main"](ids)
-    out = out[0] if isinstance(out, tuple) else out
+    out = vm["main"](ids).last_hidden_state
     np.testing.assert_allclose(out.numpy(), expected, rtol=1e-4, atol=1e-5)
