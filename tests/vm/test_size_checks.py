@@ -86,3 +86,17 @@ def test_a_failed_match_cast_quotes_its_struct_info():
                 r"dimension 1 \(n\) is 64, but n = 70")
     with pytest.raises(ValueError, match=expected):
         run(np.ones((1, 64), "float32"), np.ones((2, 70), "float32"))
+
+
+def test_a_computed_size_past_the_machine_raises_memory_error_before_allocating():
+    x = R.Var("x", R.TensorStructInfo((N,), "float32"))
+    bb = R.BlockBuilder()
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            out = bb.emit_output(R.op.zeros(R.ShapeExpr([N * N * N * N]), "float32"))
+        bb.emit_func_output(out)
+    run = _vm(bb.get())
+    assert run(np.zeros(3, "float32")).shape == (81,)
+    with pytest.raises(MemoryError, match=r"needs 4398046511104 bytes, more than this machine's"):
+        run(np.zeros(2**10, "float32"))  # 2**40 float32: 4 TiB, no int64 overflow
+    assert run(np.zeros(2, "float32")).shape == (16,)  # still usable
