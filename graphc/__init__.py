@@ -11,6 +11,8 @@ True
 from . import errors
 from .errors import GraphcError
 
+TVMError = GraphcError  # TVM's base error: `except graphc.TVMError` catches every graphc error
+
 __version__ = "0.1.0"
 
 _LAZY = {
@@ -40,7 +42,13 @@ _LAZY = {
     "Tensor": ("graphc.runtime", "Tensor"),
     "nn": ("graphc.relax.frontend.nn", None),
     "frontend": ("graphc.frontend", None),
+    "DataType": ("graphc.ir", "DataType"),
+    "register_func": ("graphc.runtime.registry", "register_func"),
+    "register_global_func": ("graphc.runtime.registry", "register_global_func"),
+    "get_global_func": ("graphc.runtime.registry", "get_global_func"),
+    "list_global_func_names": ("graphc.runtime.registry", "list_global_func_names"),
     "transform": ("graphc.transform", None),
+    "report": ("graphc.reporting", "report"),
 }
 
 
@@ -56,4 +64,4 @@ def __getattr__(name):
     raise AttributeError(f"module 'graphc' has no attribute {name!r}")
 
 
-__all__ = ["GraphcError", "errors", *_LAZY]
+__all__ = ["GraphcError", "TVMError", "errors", *_LAZY]

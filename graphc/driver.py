@@ -162,6 +162,31 @@ def compile_to(model, stage: str, target="llvm", *, example_inputs=None, dynamic
     """
     if stage not in STAGES:
         raise ValueError(f"unknown stage {stage!r}; the stages are {', '.join(STAGES)}")
+    for name, result in iter_stages(model, target, example_inputs=example_inputs,
+                                    dynamic_shapes=dynamic_shapes, pipeline=pipeline, params=params,
+                                    tuning_records=tuning_records, progress=progress):
+        if name == stage:
+            return result
+    raise AssertionError(f"iter_stages ended before stage {stage!r}")  # it yields every stage
+
+
+def iter_stages(model, target="llvm", *, example_inputs=None, dynamic_shapes=None, pipeline=None,
+                params=None, tuning_records=None, progress=None):
+    """`compile` one stage at a time: yields `(stage, result)` for each of `STAGES` in order, the
+    IRModule after that stage (the Executable for "bytecode"). Stop iterating to stop compiling;
+    `graphc.report` reads every stage. With a custom `pipeline`, "legalized" is the module before it.
+
+    >>> from graphc.script import from_source
+    >>> mod = from_source('''
+    ... @I.ir_module
+    ... class Module:
+    ...     @R.function
+    ...     def main(x: R.Tensor((4,), "float32")):
+    ...         return R.add(x, x)
+    ... ''')
+    >>> [stage for stage, _ in iter_stages(mod)] == list(STAGES)
+    True
+    """
     from .ir.transform import Sequential
     from .relax.pipeline import get_pipeline
     from .relax.transform import InlinePermuteIntoConsumers, LegalizeOps, VMLoweringPipeline
@@ -175,38 +200,34 @@ def compile_to(model, stage: str, target="llvm", *, example_inputs=None, dynamic
         from .relax.transform import BindParams
 
         mod = BindParams("main", params)(mod)  # before the pipeline, so weight transforms fold away
-    if stage == "imported":
-        return mod
+    yield "imported", mod
     if tuning_records is not None:
         raise GraphcError("graphc cannot apply tuning records yet: tuning (`graphc tune`, "
                           "graphc.tune) has not landed; compile without tuning_records")
     if pipeline is not None:
+        yield "legalized", mod
         report("running the pass pipeline", 0, 0)
         mod = pipeline(mod)
     elif _has_high_level_calls(mod):
-        if stage == "legalized":
-            return LegalizeOps()(mod)
+        mod = LegalizeOps()(mod)
+        yield "legalized", mod
         report("legalizing and fusing operators", 0, 0)
-        mod = get_pipeline("zero")(mod)
-    if stage == "legalized":
-        return mod
+        mod = get_pipeline("zero")(mod)  # its LegalizeOps finds nothing left to do
+    else:
+        yield "legalized", mod
     # kernels read transposed weights in place instead of copying them on every call
     mod = Sequential([InlinePermuteIntoConsumers()], name="graphc.compile.inline")(mod)
-    if stage == "fused":
-        return mod
+    yield "fused", mod
     report(f"scheduling {_count_kernels(mod)} kernels for {target.kind}", 0, 0)
     with target:
         mod = Sequential([dlight.default_schedule(target)], name="graphc.compile.schedule")(mod)
-    if stage == "scheduled":
-        return mod
+    yield "scheduled", mod
     with target:
         mod = _lower_kernels(VMLoweringPipeline()(mod), report)
-    if stage == "lowered":
-        return mod
+    yield "lowered", mod
     from .relax.vm_build import build as vm_build
 
-    report(f"generating machine code for {_count_kernels(mod)} kernels and the bytecode", 0, 0)
-    return vm_build(mod, target, vm_lowering=False)
+    yield "bytecode", vm_build(mod, target, vm_lowering=False, progress=report)
 
 
 def _no_progress(message: str, done: int, total: int) -> None:
@@ -314,4 +335,4 @@ def _has_high_level_calls(mod: IRModule) -> bool:
 from .loader import load  # noqa: E402 - tvmc's trio: load, compile, run
 from .runner import RunResult, run  # noqa: E402
 
-__all__ = ["STAGES", "RunResult", "build", "compile", "compile_to", "load", "lower", "run"]
+__all__ = ["STAGES", "RunResult", "build", "compile", "compile_to", "iter_stages", "load", "lower", "run"]

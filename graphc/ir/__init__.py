@@ -2,12 +2,13 @@
 
 from . import transform
 from .dtype import DataType
-from .module import GlobalVar, IRModule
+from .module import DummyGlobalInfo, GlobalVar, IRModule
 from .node import Node
 from .structural import assert_structural_equal, structural_equal, structural_hash
 
 __all__ = [
     "DataType",
+    "DummyGlobalInfo",
     "GlobalVar",
     "IRModule",
     "Node",

@@ -10,12 +10,32 @@ from .node import Node, node
 
 @node
 class GlobalVar(Node):
-    """A module-level name that calls and module look-ups refer to."""
+    """A module-level name that calls and module look-ups refer to.
+
+    `struct_info` is the struct info of the function bound to it in the last module it was
+    added to (as in TVM); structural equality compares GlobalVars by name only.
+    """
 
     name_hint: str
+    struct_info_: object = None
+
+    @property
+    def struct_info(self):
+        if self.struct_info_ is None:
+            raise AttributeError(f"GlobalVar {self.name_hint!r} has no struct info: it is not bound to a "
+                                 "Relax function in a module")
+        return self.struct_info_
 
     def __repr__(self) -> str:
         return f"I.GlobalVar({json.dumps(self.name_hint)})"  # TVM prints double quotes
+
+
+@node
+class DummyGlobalInfo(Node):
+    """A global info that carries nothing (`I.dummy_global_info()`), as in TVM."""
+
+    def __repr__(self) -> str:
+        return "I.dummy_global_info()"
 
 
 class IRModule:
@@ -27,12 +47,13 @@ class IRModule:
     ['main']
     """
 
-    __slots__ = ("functions", "attrs", "_by_name")
+    __slots__ = ("functions", "attrs", "global_infos", "_by_name")
 
-    def __init__(self, functions=None, attrs=None):
+    def __init__(self, functions=None, attrs=None, global_infos=None):
         self.functions: dict[GlobalVar, object] = {}
         self._by_name: dict[str, GlobalVar] = {}
         self.attrs: dict = dict(attrs or {})
+        self.global_infos: dict[str, list] = {k: list(v) for k, v in (global_infos or {}).items()}
         for key, func in (functions or {}).items():
             self[key] = func
 
@@ -71,6 +92,9 @@ class IRModule:
             raise TypeError(f"IRModule keys are names or GlobalVars, not {type(key).__name__}")
         self.functions[gv] = func
         self._by_name[gv.name_hint] = gv
+        sinfo = getattr(func, "struct_info", None)
+        if sinfo is not None:
+            object.__setattr__(gv, "struct_info_", sinfo)
 
     def __delitem__(self, key) -> None:
         gv = self._key(key)
@@ -100,7 +124,7 @@ class IRModule:
             self[gv] = func
 
     def copy(self) -> IRModule:
-        new = IRModule(attrs=self.attrs)
+        new = IRModule(attrs=self.attrs, global_infos=self.global_infos)
         for gv, func in self.functions.items():
             new[gv] = func
         return new
@@ -109,6 +133,16 @@ class IRModule:
         new = self.copy()
         new.attrs[key] = value
         return new
+
+    def with_attrs(self, attrs: dict) -> IRModule:
+        """A copy with every attribute of `attrs` set (TVM's `IRModule.with_attrs`)."""
+        new = self.copy()
+        new.attrs.update(attrs)
+        return new
+
+    def update_global_info(self, name: str, infos) -> None:
+        """Set the module's global infos under `name` (`I.module_global_infos({name: [...]})`)."""
+        self.global_infos[name] = list(infos)
 
     def get_attr(self, key: str, default=None):
         return self.attrs.get(key, default)

@@ -22,7 +22,6 @@ import dataclasses
 import enum
 import hashlib
 import math
-import struct
 
 import numpy as np
 
@@ -30,6 +29,11 @@ from .module import GlobalVar, IRModule
 
 # Fields that name a thing rather than define it: ignored by the comparison.
 _NAME_FIELDS = {"name", "name_hint", "span"}
+
+
+def _is_number_node(obj) -> bool:
+    """IntImm and FloatImm (classes marked `__structural_number__`)."""
+    return getattr(type(obj), "__structural_number__", False)
 
 
 def _is_var_like(obj) -> bool:
@@ -55,9 +59,18 @@ class _Equal:
     def eq(self, a, b) -> bool:
         if a is b and not dataclasses.is_dataclass(a):
             return True
+        a, b = _as_node(a), _as_node(b)
         if type(a) is not type(b):
-            if isinstance(a, int | float) and isinstance(b, int | float) and not isinstance(a, bool):
-                return a == b
+            if isinstance(a, tuple | list) and isinstance(b, tuple | list):  # TVM's Array is both
+                return len(a) == len(b) and all(self.eq(x, y) for x, y in zip(a, b))
+            if isinstance(a, int | float) and isinstance(b, int | float):
+                return a == b  # attribute values: 1 == 1.0 == True, as in Python
+            # An attribute given as a Python number equals the same value as an IntImm/FloatImm
+            # (TVM's `{"attr": 10}` against `IntImm("int32", 10)`).
+            if isinstance(a, int | float) and _is_number_node(b):
+                return a == b.value
+            if isinstance(b, int | float) and _is_number_node(a):
+                return a.value == b
             return False
         if isinstance(a, float):
             return a == b or (math.isnan(a) and math.isnan(b))  # a NaN constant equals a NaN constant
@@ -94,6 +107,8 @@ class _Equal:
         names_b = [gv.name_hint for gv in b.get_global_vars()]
         if names_a != names_b or not self.dicts(a.attrs, b.attrs):
             return False
+        if not self.dicts(a.global_infos, b.global_infos):
+            return False
         # Functions are closed: each gets its own variable pairing, so a symbolic var that
         # two functions happen to share (a Relax function and the PrimFunc it calls) does
         # not have to be shared on the other side too.
@@ -104,6 +119,12 @@ class _Equal:
             if not self.eq(getattr(a, field), getattr(b, field)):
                 return False
         return True
+
+
+def _as_node(x):
+    """`a == b` on expressions is an EqualOp (identity as a bool); compare the node it stands for."""
+    asobject = getattr(x, "asobject", None)
+    return asobject() if asobject is not None and not dataclasses.is_dataclass(x) else x
 
 
 def _fields(cls) -> tuple[str, ...]:
@@ -145,10 +166,16 @@ class _Hasher:
         self.out.update(payload)
 
     def visit(self, x) -> None:
-        if x is None or isinstance(x, str | bool | int | float | enum.Enum):
+        if isinstance(x, bool | int | float) or _is_number_node(x):
+            # Numbers compare by value across int, float, bool and IntImm/FloatImm (see _Equal.eq),
+            # so they hash by value alone: integral values as ints, every NaN alike.
+            value = x.value if _is_number_node(x) else x
+            if isinstance(value, bool) or (isinstance(value, float) and value.is_integer()):
+                value = int(value)
+            self.feed("num", repr(value).encode())
+            return
+        if x is None or isinstance(x, str | enum.Enum):
             self.feed(type(x).__name__, repr(x.value if isinstance(x, enum.Enum) else x).encode())
-            if isinstance(x, float) and not math.isnan(x):  # every NaN is equal (and repr "nan")
-                self.feed("f", struct.pack("<d", x))
             return
         if isinstance(x, np.ndarray):
             self.feed("ndarray", str((x.shape, x.dtype.str)).encode() + x.tobytes())

@@ -288,6 +288,73 @@ class Sequential(Pass):
         return f"<Sequential {self.info.name}: {', '.join(p.info.name for p in self.passes)}>"
 
 
+# function type -> stub(name, func): an opaque stand-in with the function's signature, which
+# passes leave alone (registered by the IRs: relax registers ExternFunc stubs)
+_FUNCTION_STUBS: dict = {}
+
+
+def register_function_stub(func_type: type, make_stub) -> None:
+    """How ApplyPassToFunction hides a function of `func_type` from the pass it runs."""
+    _FUNCTION_STUBS[func_type] = make_stub
+
+
+class ApplyPassToFunction(Pass):
+    """Run `transform` on the functions whose names match `func_name_regex` (Python's `re`,
+    matched against the whole name), leaving every other function as it was (TVM's
+    `tvm.ir.transform.ApplyPassToFunction`). Functions the pass adds (PrimFuncs from
+    LegalizeOps, say) are kept; a matched function it removes is removed.
+
+    >>> from graphc import tir
+    >>> mod = IRModule({"a": tir.PrimFunc([], tir.Evaluate(0)), "b": tir.PrimFunc([], tir.Evaluate(0))})
+    >>> drop = module_pass(lambda m, ctx: IRModule(), name="DropAll")
+    >>> [gv.name_hint for gv in ApplyPassToFunction(drop, "a")(mod).get_global_vars()]
+    ['b']
+    """
+
+    def __init__(self, transform: Pass, func_name_regex: str,
+                 error_if_no_function_matches_regex: bool = False):
+        import re
+
+        self.transform = transform
+        self.pattern = re.compile(func_name_regex)
+        self.regex = func_name_regex
+        self.error_if_no_match = error_if_no_function_matches_regex
+        self.info = PassInfo(0, f"ApplyPassToFunction({transform.info.name}, {func_name_regex})")
+
+    def transform_module(self, mod, ctx):
+        matched = {gv.name_hint for gv in mod.get_global_vars() if self.pattern.fullmatch(gv.name_hint)}
+        if not matched:
+            if self.error_if_no_match:
+                raise GraphcError(f"ApplyPassToFunction: no function name matches {self.regex!r} (the module "
+                                  f"has {', '.join(gv.name_hint for gv in mod.get_global_vars())})")
+            return mod
+        # A matched private function is exposed while the pass runs, so that passes which drop
+        # functions nothing calls keep it when its callers are not being transformed; the other
+        # functions are replaced by opaque stubs (TVM: ExternFuncs), so the pass leaves them alone.
+        exposed = IRModule(attrs=mod.attrs, global_infos=mod.global_infos)
+        internal = set()
+        for gv, func in mod.functions.items():
+            name = gv.name_hint
+            if name not in matched:
+                stub = _FUNCTION_STUBS.get(type(func))
+                exposed[gv] = stub(name, func) if stub is not None else func
+                continue
+            if "global_symbol" not in getattr(func, "attrs", {"global_symbol": None}):
+                internal.add(name)
+                func = func.with_attr("global_symbol", name)
+            exposed[gv] = func
+        after = ctx._run(self.transform, exposed)
+        result = mod.copy()
+        for name in matched:
+            if name not in after:
+                del result[name]
+        for gv, func in after.items():
+            name = gv.name_hint
+            if name in matched or name not in mod:
+                result[gv] = func.without_attr("global_symbol") if name in internal else func
+        return result
+
+
 def _instantiate(registered) -> Pass:
     return registered() if isinstance(registered, type) else registered
 
@@ -383,6 +450,7 @@ def function_pass(pass_func=None, opt_level=0, name=None, required=None, traceab
 
 
 __all__ = [
+    "ApplyPassToFunction",
     "add_global_instrument",
     "remove_global_instrument",
     "FunctionPass",

@@ -38,10 +38,13 @@ from .expr import (
     Var,
     VarBinding,
     const,
+    extern,
+    get_shape_of,
     is_leaf,
     set_struct_info,
 )
 from .expr_functor import ExprMutator, ExprVisitor
+from .op import call_dps_packed, call_pure_packed, call_tir, call_tir_inplace
 from .op.registry import Op, OpPatternKind
 from .pipeline import get_pipeline
 from .struct_info import (
@@ -60,12 +63,14 @@ from .struct_info import (
 )
 
 __all__ = [
+    "call_dps_packed", "call_pure_packed", "call_tir", "call_tir_inplace",
     "Attrs", "Binding", "BindingBlock", "BlockBuilder", "BlockBuilderError", "Call", "Constant",
     "DataTypeImm", "DataflowBlock", "DataflowVar", "Expr", "ExprMutator", "ExprVisitor", "ExternFunc",
     "FuncStructInfo", "Function", "GlobalVar", "If", "LeafExpr", "MatchCast", "ObjectStructInfo", "Op",
     "OpPatternKind", "PrimStructInfo", "PrimValue", "SeqExpr", "ShapeExpr", "ShapeStructInfo", "StringImm",
     "StructInfo", "TensorStructInfo", "Tuple", "TupleGetItem", "TupleStructInfo", "Var", "VarBinding",
-    "analysis", "const", "get_pipeline", "erase_to_well_defined", "get_dtype", "get_ndim", "is_base_of",
+    "analysis", "const", "extern", "get_pipeline", "erase_to_well_defined", "get_dtype", "get_shape_of",
+    "get_ndim", "is_base_of",
     "is_leaf", "op", "set_struct_info", "struct_info_lca", "transform",
 ]
 
@@ -85,3 +90,21 @@ def __getattr__(name):
 
         return importlib.import_module(".frontend", __name__)
     raise AttributeError(f"module 'graphc.relax' has no attribute {name!r}")
+
+
+def _register_function_stubs() -> None:
+    """ApplyPassToFunction hides the functions it does not transform behind ExternFuncs (as TVM)."""
+    from ..ir.transform import register_function_stub
+    from ..tir.function import PrimFunc
+    from .normalize import global_struct_info
+
+    def stub(name, func):
+        ext = ExternFunc(f"dummy_{name}")
+        object.__setattr__(ext, "_struct_info", global_struct_info(func))
+        return ext
+
+    register_function_stub(Function, stub)
+    register_function_stub(PrimFunc, stub)
+
+
+_register_function_stubs()

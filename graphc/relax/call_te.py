@@ -30,8 +30,13 @@ from .struct_info import TensorStructInfo, tir_vars_in_expr
 class CallTEMixin:
     """The TE bridge of the BlockBuilder (needs `normalize_arg`, `add_func`, `emit`)."""
 
-    def call_te(self, func, *args, primfunc_name_hint: str | None = None, **kwargs) -> relax_expr.Call:
-        """`func(*te_args, **te_kwargs)` as a `call_tir` of a new (or identical existing) PrimFunc."""
+    def call_te(self, func, *args, primfunc_name_hint: str | None = None, primfunc_attrs: dict | None = None,
+                **kwargs) -> relax_expr.Call:
+        """`func(*te_args, **te_kwargs)` as a `call_tir` of a new (or identical existing) PrimFunc.
+
+        The PrimFunc is named `primfunc_name_hint`, else after `func` (`topi.add` makes `add`,
+        as in TVM; a lambda names it after its output tensor); `primfunc_attrs` are added to
+        its attributes."""
         from .. import te
         from .op.base import call_tir
 
@@ -46,7 +51,10 @@ class CallTEMixin:
                     f"call_te: {getattr(func, '__name__', func)!r} must return te.Tensor(s), got {out!r}")
         unbound = _unbound_vars(conv.placeholders, outputs, conv.prim_exprs)
         prim_func = te.create_prim_func(conv.placeholders + outputs + unbound).without_attr("global_symbol")
-        name = primfunc_name_hint or outputs[0].op.name
+        for key, value in (primfunc_attrs or {}).items():
+            prim_func = prim_func.with_attr(key, value)
+        func_name = getattr(func, "__name__", "")
+        name = primfunc_name_hint or (func_name if func_name.isidentifier() else outputs[0].op.name)
         gvar = self.add_func(prim_func, name)
         out_sinfo = [TensorStructInfo(tuple(_int64(d) for d in o.shape), o.dtype) for o in outputs]
         return call_tir(gvar, relax_expr.Tuple(conv.relax_args), out_sinfo, tir_vars=unbound or None)

@@ -93,6 +93,16 @@ class Expr(Node):
         return repr_text(self)
 
 
+def get_shape_of(expr: Expr) -> Expr:
+    """The shape of tensor `expr` as a Relax value (TVM's `relax.get_shape_of`): its struct info's
+    shape (a ShapeExpr, whose `[i]` is a dimension, or a shape var)."""
+    sinfo = expr.struct_info
+    if not isinstance(sinfo, TensorStructInfo) or sinfo.shape is None:
+        raise TypeInferenceError(f"get_shape_of expects a tensor of known shape, got {expr!r} of struct info "
+                                 f"{sinfo}")
+    return sinfo.shape
+
+
 def set_struct_info(expr: Expr, sinfo: StructInfo) -> None:
     """Attach `sinfo` to `expr` once (normalization does this; TVM's UpdateStructInfo).
 
@@ -164,10 +174,11 @@ class Constant(LeafExpr):
 def const(value, dtype: str | None = None) -> Constant:
     """A constant tensor from a Python number, list, numpy array or graphc Tensor.
 
-    Python floats default to float32 and ints to int64 (TVM's `relax.const`).
+    Python floats default to float32 and ints to int32, as in TVM's `relax.const` (ints that do
+    not fit stay int64); numpy arrays keep their dtype (TVM narrows int64 and float64 ones too).
 
-    >>> const([1, 2], "int32").struct_info
-    R.Tensor((2,), dtype="int32")
+    >>> const(1).struct_info, const([1, 2], "int64").struct_info
+    (R.Tensor((), dtype="int32"), R.Tensor((2,), dtype="int64"))
     """
     if hasattr(value, "numpy") and not isinstance(value, np.ndarray):
         value = value.numpy()
@@ -175,6 +186,10 @@ def const(value, dtype: str | None = None) -> Constant:
         array = np.asarray(value)
         if array.dtype == np.float64 and not isinstance(value, np.ndarray):
             array = array.astype("float32")
+        elif array.dtype == np.int64 and not isinstance(value, np.ndarray):
+            info = np.iinfo(np.int32)
+            if array.size == 0 or (info.min <= array.min() and array.max() <= info.max):
+                array = array.astype("int32")
     else:
         array = np.asarray(value, dtype=canonical_dtype(dtype))
     return Constant(array)
@@ -256,6 +271,15 @@ class ExternFunc(LeafExpr):
 
     def __post_init__(self):
         object.__setattr__(self, "_struct_info", FuncStructInfo.opaque_func())
+
+
+def extern(name: str, struct_info=None) -> ExternFunc:
+    """TVM's `relax.extern`: the runtime function `name` as an expression (opaque unless
+    `struct_info`, a FuncStructInfo, says what it takes and returns)."""
+    ext = ExternFunc(name)
+    if struct_info is not None:
+        object.__setattr__(ext, "_struct_info", struct_info)
+    return ext
 
 
 @node
@@ -387,6 +411,13 @@ class SeqExpr(Expr):
         object.__setattr__(self, "body", body)
 
 
+def _more_precise(annotation: StructInfo, body: StructInfo) -> bool:
+    """`body` says more than `annotation` and agrees with it."""
+    from .struct_info import is_base_of
+
+    return is_base_of(annotation, body) and not is_base_of(body, annotation)
+
+
 @node
 class Function(Expr):
     """A Relax function. `attrs` hold e.g. `global_symbol`, `num_input`, `Primitive`.
@@ -408,9 +439,13 @@ class Function(Expr):
         for p in params:
             if not isinstance(p, Var) or p.struct_info_ is None:
                 raise TypeInferenceError(f"Function parameters must be Vars with struct info, got {p!r}")
-        if ret_struct_info is None and isinstance(body, Expr) and body.struct_info_ is not None:
+        if isinstance(body, Expr) and body.struct_info_ is not None:
             defined = {v: v for p in params for v in defined_tir_vars(p.struct_info)}
-            ret_struct_info = erase_to_well_defined(body.struct_info_, defined, {p: p for p in params})
+            body_sinfo = erase_to_well_defined(body.struct_info_, defined, {p: p for p in params})
+            # As in TVM, the body's struct info overrides a less precise annotation.
+            if ret_struct_info is None or (
+                    ret_struct_info is not body_sinfo and _more_precise(ret_struct_info, body_sinfo)):
+                ret_struct_info = body_sinfo
         object.__setattr__(self, "params", params)
         object.__setattr__(self, "body", body)
         object.__setattr__(self, "ret_struct_info", ret_struct_info)
@@ -425,6 +460,11 @@ class Function(Expr):
         attrs = dict(self.attrs)
         attrs.update(key if isinstance(key, dict) else {key: value})
         return Function(self.params, self.body, self.ret_struct_info, self.is_pure, attrs)
+
+    @property
+    def ret_ty(self) -> StructInfo | None:
+        """`ret_struct_info` under the name TVM's newest Python API gives it."""
+        return self.ret_struct_info
 
     def without_attr(self, key) -> Function:
         attrs = {k: v for k, v in self.attrs.items() if k != key}
@@ -449,6 +489,6 @@ def is_leaf(expr) -> bool:
 __all__ = [
     "Attrs", "Binding", "BindingBlock", "Call", "Constant", "DataTypeImm", "DataflowBlock", "DataflowVar",
     "Expr", "ExternFunc", "Function", "GlobalVar", "If", "LeafExpr", "MatchCast", "PrimValue", "SeqExpr",
-    "ShapeExpr", "StringImm", "Tuple", "TupleGetItem", "Var", "VarBinding", "const", "is_leaf",
+    "ShapeExpr", "StringImm", "Tuple", "TupleGetItem", "Var", "VarBinding", "const", "extern", "is_leaf",
     "set_struct_info",
 ]

@@ -213,6 +213,12 @@ def _match(param: StructInfo, arg: StructInfo, vmap: dict, call: relax_expr.Call
             raise TypeInferenceError(
                 f"calling {call.op!r}: argument {index} expects {param}, got {arg}")
         return
+    if isinstance(param, PrimStructInfo) and isinstance(arg, PrimStructInfo):
+        if isinstance(param.value, TIRVar) and arg.value is not None and param.value not in vmap:
+            vmap[param.value] = arg.value
+        if param.dtype != arg.dtype and "void" not in (param.dtype, arg.dtype):
+            raise TypeInferenceError(f"calling {call.op!r}: argument {index} expects {param}, got {arg}")
+        return
     if isinstance(param, TupleStructInfo) and isinstance(arg, TupleStructInfo):
         for p, a in zip(param.fields, arg.fields):
             _match(p, a, vmap, call, index)
@@ -225,6 +231,6 @@ def global_struct_info(func) -> StructInfo:
     """The struct info a GlobalVar bound to `func` has: a Relax function's own, or opaque."""
     if isinstance(func, relax_expr.Function):
         return func.struct_info
-    if isinstance(func, PrimFunc):
-        return FuncStructInfo.opaque_func(ObjectStructInfo(), purity=False)
+    if isinstance(func, PrimFunc):  # called directly (destination passing), it returns nothing
+        return FuncStructInfo.opaque_func(TupleStructInfo([]), purity=False)
     return ObjectStructInfo()

@@ -349,22 +349,37 @@ def codegen(mod: IRModule, modules: dict | None = None, devices=None) -> Executa
     return Executable(functions, ctx.constants, modules, devices)
 
 
-def build(mod: IRModule, target=None, params=None, *, vm_lowering: bool = True) -> Executable:
+EXEC_MODES = ("bytecode", "compiled")
+
+
+def build(mod: IRModule, target=None, params=None, *, exec_mode: str = "bytecode",
+          vm_lowering: bool = True, progress=None) -> Executable:
     """Lower `mod` for the VM, compile its PrimFuncs for `target`, and generate bytecode.
 
     `params` (a dict of name -> array) binds `main`'s parameters as constants first.
-    `vm_lowering=False` skips `VMLoweringPipeline` for modules already in lowered form.
+    `exec_mode` takes TVM's values: "bytecode" and "compiled" give the same executable here
+    (graphc's VM already turns the bytecode into Python code once, when the executable is
+    loaded, which is what TVM's "compiled" mode does in C). `vm_lowering=False` skips
+    `VMLoweringPipeline` for modules already in lowered form. `progress(message, done, total)`,
+    if given, hears when the kernels' compilation and the bytecode generation start.
     """
     if not isinstance(mod, IRModule):
         raise TypeError(f"relax.build expects an IRModule, got {type(mod).__name__}")
+    if exec_mode not in EXEC_MODES:
+        raise ValueError(f"relax.build: exec_mode must be one of {EXEC_MODES}, got {exec_mode!r}")
     target = Target.resolve(target)
     if params:
         mod = BindParams("main", params)(mod)
     if vm_lowering:
         with target:
             mod = VMLoweringPipeline()(mod)
+    if progress is not None:
+        kernels = sum(1 for _, func in mod.items() if isinstance(func, PrimFunc))
+        progress(f"compiling {kernels} kernels for {target.kind}", 0, 0)
     modules = build_kernels(mod, target)
     device = "cpu" if target.kind == "llvm" else target.kind
+    if progress is not None:
+        progress("generating the bytecode", 0, 0)
     return codegen(mod, modules, [Device(device, 0)])
 
 

@@ -19,7 +19,7 @@ from .op.registry import Op
 from .struct_info import ShapeStructInfo, TensorStructInfo
 
 ALLOC_TENSOR_OPS = ("relax.vm.alloc_tensor", "relax.memory.alloc_tensor")
-PACKED_OPS = ("relax.call_packed", "relax.call_pure_packed")
+PACKED_OPS = ("relax.call_packed", "relax.call_pure_packed", "relax.call_inplace_packed")
 
 
 class KernelCallProof:

@@ -167,6 +167,13 @@ class Tensor:
             self.device.api.copy_from_host(np.ascontiguousarray(source), self.data_ptr, self.device.index)
         return self
 
+    def __setitem__(self, index, value) -> None:
+        """`t[:] = value`: overwrite the whole tensor (TVM's only form of item assignment)."""
+        if not (isinstance(index, slice) and index == slice(None)):
+            raise ValueError("Tensor supports only whole assignment `t[:] = value`; use .numpy() to edit a "
+                             "copy")
+        self.copyfrom(value)
+
     def copyto(self, target: Device | Tensor) -> Tensor:
         """Copy into a new tensor on device `target`, or into the tensor `target`; returns the copy.
 

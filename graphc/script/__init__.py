@@ -31,6 +31,15 @@ def from_source(text: str, globals_dict=None):
     return _from_source(text, globals_dict)
 
 
+def ir_module(cls=None, *, check_well_formed: bool = True, s_tir: bool = True):
+    """`@graphc.script.ir_module` (TVM's `tvm.script.ir_module`): the same as `@I.ir_module`."""
+    from .parser.entry import ir_module_decorator
+
+    if cls is None:
+        return lambda c: ir_module_decorator(c)
+    return ir_module_decorator(cls)
+
+
 def __getattr__(name):
     if name in ("parser", "relax"):  # imported on first use: relax pulls in graphc.relax
         import importlib
@@ -39,4 +48,4 @@ def __getattr__(name):
     raise AttributeError(f"module 'graphc.script' has no attribute {name!r}")
 
 
-__all__ = ["expr_text", "from_source", "ir", "relax", "script", "show", "tir"]
+__all__ = ["expr_text", "from_source", "ir", "ir_module", "relax", "script", "show", "tir"]

@@ -81,18 +81,35 @@ def dim(value):
     """A shape dimension: an int, a PrimExpr, or a string naming (an expression of) symbolic vars."""
     if isinstance(value, builtins.str):
         value = _sym_eval(ast.parse(value, mode="eval").body)
+    if hasattr(value, "asobject") and not isinstance(value, _tir.PrimExpr):
+        value = value.asobject()  # `n == 0` written outside a script
     return _S.as_dim(value) if isinstance(value, int) else value
+
+
+def shape_dim(value):
+    """A dimension of a tensor or shape annotation: as `dim`, and it must be an int64."""
+    value = dim(value)
+    if isinstance(value, _tir.PrimExpr) and value.dtype != "int64":
+        raise TypeInferenceError(f"shape dimensions are int64, but {value} is {value.dtype}; declare "
+                                 "symbolic sizes with T.int64()")
+    return value
 
 
 # --- struct info -------------------------------------------------------------------------
 
 
-def Tensor(shape=None, dtype=None, ndim: int = -1):  # noqa: N802 - TVM's name
+def Tensor(shape=None, dtype=None, vdevice=None, ndim: int = -1):  # noqa: N802 - TVM's name
     """`R.Tensor((n, 4), dtype="float32")`, `R.Tensor(ndim=2)`, or a shape variable as `shape`."""
     if isinstance(shape, builtins.str) and dtype is None:
         shape, dtype = None, shape  # R.Tensor("float32")
+    if vdevice is not None:
+        raise TypeInferenceError(f"R.Tensor(..., vdevice={vdevice!r}): virtual devices are not supported by "
+                                 "graphc; the device is chosen when the module is compiled")
+    if isinstance(ndim, bool) or not isinstance(ndim, int) or ndim < -1:
+        raise TypeInferenceError(f"R.Tensor expects ndim to be a non-negative int or -1 (unknown), got "
+                                 f"{ndim!r}")
     if isinstance(shape, list | builtins.tuple):
-        shape = builtins.tuple(dim(d) for d in shape)
+        shape = builtins.tuple(shape_dim(d) for d in shape)
     return _S.TensorStructInfo(shape, dtype, ndim)
 
 
@@ -106,7 +123,7 @@ def Tuple(*fields):  # noqa: N802 - TVM's name
 def Shape(values=None, ndim: int = -1):  # noqa: N802 - TVM's name
     """`R.Shape([n, 4])` or `R.Shape(ndim=2)`."""
     if values is not None:
-        values = [dim(v) for v in values]
+        values = [shape_dim(v) for v in values]
     return _S.ShapeStructInfo(values, ndim)
 
 
@@ -133,6 +150,8 @@ def to_sinfo(value) -> _S.StructInfo:
     """An annotation as struct info (`R.Tensor` written without a call means an unknown tensor)."""
     if isinstance(value, _S.StructInfo):
         return value
+    if value is None:  # `-> None`: the function returns nothing
+        return _S.TupleStructInfo([])
     if value in (Tensor, Tuple, Shape, Prim, Object, Callable):
         return value()
     raise TypeInferenceError(f"expected struct info such as R.Tensor((n,), \"float32\"), got {value!r}")
@@ -154,6 +173,8 @@ class _RScriptOnly(_ScriptOnly):
 func_attr = _RScriptOnly("func_attr")
 dataflow = _RScriptOnly("dataflow")
 output = _RScriptOnly("output")
+# `lv = R.emit_te(topi.add, x, y)`: the parser calls `bb.call_te` and adds the PrimFunc to the module
+emit_te = _RScriptOnly("emit_te")
 
 
 def function(func=None, *, private: bool = False, pure: bool = True, check_well_formed: bool = True,
@@ -187,11 +208,16 @@ def match_cast(value, struct_info) -> MatchCastValue:
 
 
 def to_expr(value):
-    """A Relax expression from a script value (Python tuples and lists become relax Tuples)."""
+    """A Relax expression from a script value, as TVM converts them: tuples and lists become
+    relax Tuples, numbers and PrimExprs `R.prim_value`s, strings `R.str`s."""
     if isinstance(value, list | builtins.tuple):
         return _E.Tuple([to_expr(v) for v in value])
     if isinstance(value, _E.Expr | GlobalVar):
         return value
+    if isinstance(value, builtins.str):
+        return _E.StringImm(value)
+    if isinstance(value, bool | int | float | _tir.PrimExpr):
+        return _E.PrimValue(value)
     raise TypeInferenceError(f"expected a Relax expression, got {value!r}; wrap Python values with "
                       "R.const(...), R.prim_value(...) or R.shape([...])")
 
@@ -232,19 +258,64 @@ def call_tir(gvar, args, out_sinfo, tir_vars=None) -> _E.Call:
     """`R.call_tir(cls.f, (x,), out_sinfo=R.Tensor(...), tir_vars=R.shape([n]))`."""
     from ..relax.op import call_tir as _call_tir
 
-    if isinstance(out_sinfo, list | builtins.tuple):
-        out_sinfo = [to_sinfo(s) for s in out_sinfo]
-    else:
-        out_sinfo = to_sinfo(out_sinfo)
-    return _call_tir(gvar, to_expr(args), out_sinfo, tir_vars)
+    if not isinstance(gvar, GlobalVar):
+        raise TypeInferenceError(f"R.call_tir expects a PrimFunc of the module (cls.f), got {gvar!r}; "
+                                 "call a runtime function with R.call_dps_packed")
+    if isinstance(tir_vars, list | builtins.tuple):
+        tir_vars = _E.ShapeExpr([dim(v) for v in tir_vars])
+    return _call_tir(gvar, to_expr(args), _out_sinfo(out_sinfo), tir_vars)
 
 
-def call_packed(func, *args, sinfo_args=()):
-    """A call of the runtime function named `func` (`R.call_packed("f", x, sinfo_args=...)`)."""
-    if isinstance(sinfo_args, _S.StructInfo) or sinfo_args in (Tensor, Object, Shape, Tuple, Prim):
-        sinfo_args = [sinfo_args]
+def _sinfo_args(sinfo_args, ty_args) -> list:
+    """`sinfo_args=` (or TVM's older `ty_args=`): one struct info or a list of them."""
+    value = ty_args if sinfo_args is None else sinfo_args
+    if value is None:
+        return []
+    if isinstance(value, _S.StructInfo) or value in (Tensor, Object, Shape, Tuple, Prim, Callable):
+        value = [value]
+    return [to_sinfo(v) for v in value]
+
+
+def call_packed(func, *args, sinfo_args=None, ty_args=None):
+    """A call of the global function named `func` (`R.call_packed("f", x, sinfo_args=...)`);
+    impure: the callee may have effects. Register the callee with `graphc.register_func`."""
     op = func if isinstance(func, _E.Expr) else _E.ExternFunc(func)
-    return _E.Call(op, [to_expr(a) for a in args], None, [to_sinfo(s) for s in sinfo_args])
+    return _E.Call(op, [to_expr(a) for a in args], None, _sinfo_args(sinfo_args, ty_args))
+
+
+def call_pure_packed(func, *args, sinfo_args=None, ty_args=None):
+    """`R.call_pure_packed("f", x, sinfo_args=...)`: a call of a global function known to be pure."""
+    from ..relax.op import call_pure_packed as _call
+
+    return _call(func, *[to_expr(a) for a in args], sinfo_args=_sinfo_args(sinfo_args, ty_args))
+
+
+def call_inplace_packed(func, *args, inplace_indices, sinfo_args=None, ty_args=None):
+    """`R.call_inplace_packed("f", x, inplace_indices=[0], sinfo_args=...)`."""
+    from ..relax.op import call_inplace_packed as _call
+
+    return _call(func, *[to_expr(a) for a in args], inplace_indices=inplace_indices,
+                 sinfo_args=_sinfo_args(sinfo_args, ty_args))
+
+
+def _out_sinfo(out_sinfo):
+    if isinstance(out_sinfo, list | builtins.tuple):
+        return [to_sinfo(s) for s in out_sinfo]
+    return to_sinfo(out_sinfo)
+
+
+def call_dps_packed(func, args, out_sinfo):
+    """`R.call_dps_packed("f", (x,), out_sinfo=R.Tensor(...))`: outputs are passed after `args`."""
+    from ..relax.op import call_dps_packed as _call
+
+    return _call(func, to_expr(args), _out_sinfo(out_sinfo))
+
+
+def call_tir_inplace(gvar, args, inplace_indices, out_sinfo, tir_vars=None):
+    """`R.call_tir_inplace(cls.f, (x, y), [0, -1], [R.Tensor(...), R.Tensor(...)])`."""
+    from ..relax.op import call_tir_inplace as _call
+
+    return _call(gvar, to_expr(args), inplace_indices, _out_sinfo(out_sinfo), tir_vars)
 
 
 def _canonical_attr(value):
@@ -280,11 +351,13 @@ def make_op_call(op_name: builtins.str, args, kwargs) -> _E.Call:
     sinfo_args = kwargs.pop("sinfo_args", ())
     if isinstance(sinfo_args, _S.StructInfo):
         sinfo_args = (sinfo_args,)
-    args = [to_expr(a) if isinstance(a, list | builtins.tuple | _E.Expr) else a for a in args]
+    args = list(args)
     if op_name == "relax.call_builtin_with_ctx" and args and isinstance(args[0], builtins.str):
         args[0] = _E.ExternFunc(args[0])  # TVM's spelling: the builtin by name
     builder = _builder(op_name)
     if builder is not None and not sinfo_args:
+        # The builder gets the script's values as written (Python tuples of sizes are shapes,
+        # numbers are prim values), as TVM's operator functions do.
         try:
             inspect.signature(builder).bind(*args, **kwargs)
         except TypeError:
@@ -293,6 +366,7 @@ def make_op_call(op_name: builtins.str, args, kwargs) -> _E.Call:
             call = builder(*args, **kwargs)
             if isinstance(call, _E.Call) and getattr(call.op, "name", None) == op_name:
                 return call
+    args = [to_expr(a) if isinstance(a, list | builtins.tuple | _E.Expr) else a for a in args]
     unknown = set(kwargs) - set(info.attrs)
     if unknown:
         raise TypeInferenceError(f"R.{op_name.removeprefix('relax.')} got unknown keyword argument(s) "
@@ -315,6 +389,9 @@ class OpNamespace:
 
 def _op_attr(full: builtins.str):
     names = _registry.list_ops()
+    if full not in names and full in _TVM_ONLY:
+        raise AttributeError(f"R.{full.removeprefix('relax.')} is not supported by graphc "
+                             f"({_TVM_ONLY[full]})")
     if full in names:
 
         def call(*args, **kwargs):
@@ -323,7 +400,7 @@ def _op_attr(full: builtins.str):
         call.__name__ = call.__qualname__ = "R." + full.removeprefix("relax.")
         call.op_name = full
         return call
-    if any(n.startswith(full + ".") for n in names):
+    if any(n.startswith(full + ".") for n in [*names, *_TVM_ONLY]):
         return OpNamespace(full)
     close = difflib.get_close_matches(full, names, n=1)
     hint = f"; did you mean R.{close[0].removeprefix('relax.')}?" if close else ""
@@ -346,3 +423,38 @@ def _str(value) -> _E.StringImm:
 
 
 str = _str  # noqa: A001 - TVM's name (R.str)
+
+
+ShapeExpr = shape  # TVM spells shape values both ways in scripts
+Any = Object  # noqa: A001 - TVM's newer spelling of R.Object
+
+
+def TupleGetItem(value, index: int) -> _E.TupleGetItem:  # noqa: N802 - TVM's name
+    """`R.TupleGetItem(t, 1)`, the same as `t[1]`."""
+    return _E.TupleGetItem(to_expr(value), index)
+
+
+# TVM names under R. that graphc does not provide, each with the reason (the parser reports
+# "R.X is not supported by graphc" instead of "unknown name").
+_TVM_ONLY = {f"relax.{name}": why for why, names in {
+    "gradients are not supported": ("call_tir_with_grad", "grad.end_checkpoint", "grad.start_checkpoint",
+                                    "grad.no_grad", "grad.nll_loss_backward", "grad.max_pool2d_backward",
+                                    "grad.avg_pool2d_backward", "grad.take_backward"),
+    "virtual devices are not supported; the device is chosen at compile time": (
+        "to_vdevice", "hint_on_device"),
+    "closures are not supported; lift the function to the module": (
+        "make_closure", "invoke_closure", "invoke_pure_closure"),
+    "distributed and collective operators are not supported": (
+        "ccl.allreduce", "ccl.allgather", "ccl.broadcast_from_worker0", "ccl.scatter_from_worker0",
+        "dist.annotate_sharding", "dist.redistribute", "dist.call_tir_local_view",
+        "dist.redistribute_replica_to_shard"),
+    "quantization operators are not supported": ("quantize", "dequantize"),
+    "script macros are not supported; use a Python function that builds the IR": ("macro",),
+    "this operator has no graphc implementation yet": (
+        "emit", "emit_match_cast", "emit_var_binding",
+        "wrap_param", "dynamic_strided_slice", "hamming_window", "index_put", "index_tensor",
+        "slice_scatter", "multinomial_from_uniform", "bucketize", "nonzero", "unique",
+        "memory.view", "memory.ensure_zero_offset", "nn.attention_bias", "nn.attention_var_len",
+        "image.resize3d", "image.affine_grid", "collapse_sum_like", "collapse_sum_to", "meshgrid",
+        "masked_fill", "eye", "eye_like", "log_add_exp", "ewise_fma", "linear"),
+}.items() for name in names}

@@ -125,6 +125,13 @@ def alloc_buffer(shape, dtype="float32", data=None, strides=None, elem_offset=No
 # --- expressions whose script spelling builds the node as written -----------------------
 
 
+def index_map(func, ndim: int | None = None, index_dtype: str = "int64"):
+    """`T.index_map(lambda i, j: (j, i))`: an IndexMap (how layout_transform prints its map)."""
+    from ..tir.index_map import IndexMap
+
+    return IndexMap.from_func(func, ndim, index_dtype)
+
+
 def Cast(dtype: str, value):  # noqa: N802 - TVM's name
     """The node `Cast(dtype, value)`, without folding (see `T.cast` for the folding builder)."""
     value = convert(value)
@@ -300,7 +307,7 @@ class _Axis:
 axis = _Axis()
 
 
-def prim_func(func=None, *, private: bool = False, check_well_formed: bool = True):
+def prim_func(func=None, *, private: bool = False, check_well_formed: bool = True, s_tir: bool = True):
     """Parse a Python function written in the script syntax into a PrimFunc (never runs it).
 
     Inside an `@I.ir_module` class the method is returned as is; the module parses it.

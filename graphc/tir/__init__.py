@@ -62,6 +62,7 @@ from .functor import (
     post_order_visit,
     substitute,
 )  # fmt: skip
+from .index_map import IndexMap
 from .op import *  # noqa: F403 - the intrinsic helpers, as tir.<name>
 from .stmt import (
     Allocate,

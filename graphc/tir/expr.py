@@ -193,6 +193,8 @@ class SizeVar(Var):
 class IntImm(PrimExpr):
     """An integer (or bool) constant."""
 
+    __structural_number__ = True  # as an attribute value, equal to the Python number it holds
+
     dtype: str
     value: int
 
@@ -225,6 +227,8 @@ class IntImm(PrimExpr):
 @node
 class FloatImm(PrimExpr):
     """A floating-point constant."""
+
+    __structural_number__ = True  # as an attribute value, equal to the Python number it holds
 
     dtype: str
     value: float

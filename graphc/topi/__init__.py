@@ -10,19 +10,23 @@ operator call into `bb.call_te(topi.X, ...)`. Only `te` and `tir` are used here.
 """
 
 # fmt: off
-from . import image, nn
+from . import generic_op_impl, image, nn  # generic_op_impl: arithmetic operators on te.Tensor
 from .broadcast import (
     add,
+    atan2,
     bitwise_and,
     bitwise_or,
     bitwise_xor,
     broadcast_to,
+    copysign,
     divide,
     equal,
     floor_divide,
     floor_mod,
     greater,
     greater_equal,
+    hypot,
+    left_shift,
     less,
     less_equal,
     logical_and,
@@ -34,6 +38,7 @@ from .broadcast import (
     multiply,
     not_equal,
     power,
+    right_shift,
     subtract,
     where,
 )
@@ -41,14 +46,24 @@ from .create import arange, trilu
 from .einsum import *  # noqa: F403
 from .elemwise import (
     abs,
+    acos,
+    acosh,
+    asin,
+    asinh,
+    atan,
+    atanh,
     bitwise_not,
     cast,
     ceil,
     clip,
     cos,
+    cosh,
     elemwise,
     erf,
+    erfinv,
     exp,
+    exp2,
+    expm1,
     floor,
     full,
     full_like,
@@ -57,6 +72,9 @@ from .elemwise import (
     isinf,
     isnan,
     log,
+    log1p,
+    log2,
+    log10,
     logical_not,
     negative,
     round,
@@ -64,10 +82,12 @@ from .elemwise import (
     sigmoid,
     sign,
     sin,
+    sinh,
     sqrt,
     square,
     tan,
     tanh,
+    trunc,
 )
 from .linalg import matmul
 from .reduce import argmax, argmin, max, mean, min, prod, std, sum, variance

@@ -121,6 +121,11 @@ logical_xor = _binary(_logical_xor, "logical_xor", "`lhs xor rhs` on bools")
 bitwise_and = _binary(_op.bitwise_and, "bitwise_and", "`lhs & rhs` on integers")
 bitwise_or = _binary(_op.bitwise_or, "bitwise_or", "`lhs | rhs` on integers")
 bitwise_xor = _binary(_op.bitwise_xor, "bitwise_xor", "`lhs ^ rhs` on integers")
+atan2 = _binary(_op.atan2, "atan2", "The angle of the point (rhs, lhs)")
+hypot = _binary(_op.hypot, "hypot", "`sqrt(lhs^2 + rhs^2)` without overflow")
+copysign = _binary(_op.copysign, "copysign", "`|lhs|` with the sign of `rhs`")
+left_shift = _binary(_op.shift_left, "left_shift", "`lhs << rhs` on integers")
+right_shift = _binary(_op.shift_right, "right_shift", "`lhs >> rhs` on integers (logical on unsigned)")
 
 
 def where(condition, x, y) -> te.Tensor:

@@ -51,6 +51,45 @@ tan = _unary(_op.tan, "tan")
 tanh = _unary(_op.tanh, "tanh")
 sigmoid = _unary(_op.sigmoid, "sigmoid")
 erf = _unary(_op.erf, "erf")
+asin = _unary(_op.asin, "asin")
+acos = _unary(_op.acos, "acos")
+atan = _unary(_op.atan, "atan")
+sinh = _unary(_op.sinh, "sinh")
+cosh = _unary(_op.cosh, "cosh")
+asinh = _unary(_op.asinh, "asinh")
+acosh = _unary(_op.acosh, "acosh")
+atanh = _unary(_op.atanh, "atanh")
+trunc = _unary(_op.trunc, "trunc")
+# graphc's, beyond TVM's topi: the precise variants PyTorch and numpy offer
+log1p = _unary(_op.log1p, "log1p")
+expm1 = _unary(_op.expm1, "expm1")
+log2 = _unary(_op.log2, "log2")
+log10 = _unary(_op.log10, "log10")
+exp2 = _unary(_op.exp2, "exp2")
+
+
+def _erfinv_scalar(x):
+    """Giles' single-precision approximation of erf's inverse, refined by one Newton step on
+    erf(y) = x; +-inf at +-1."""
+    dtype = x.dtype
+    f = lambda v: _e.const(v, dtype)  # noqa: E731
+    w = -_op.log((f(1.0) - x) * (f(1.0) + x))
+    central, tail = w - f(2.5), _op.sqrt(w) - f(3.0)
+    p_central = f(2.81022636e-08)
+    for c in (3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503,
+              -0.00417768164, 0.246640727, 1.50140941):
+        p_central = f(c) + p_central * central
+    p_tail = f(-0.000200214257)
+    for c in (0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
+              0.00943887047, 1.00167406, 2.83297682):
+        p_tail = f(c) + p_tail * tail
+    y = _e.select(w < f(5.0), p_central, p_tail) * x
+    y = y - (_op.erf(y) - x) / (f(1.1283791670955126) * _op.exp(-y * y))  # 2 / sqrt(pi)
+    edge = _op.copysign(_op.infinity(dtype), x)
+    return _e.select(_e.EQ(_op.fabs(x), f(1.0)), edge, y)
+
+
+erfinv = _unary(_erfinv_scalar, "erfinv")
 floor = _unary(_op.floor, "floor")
 ceil = _unary(_op.ceil, "ceil")
 round = _unary(_op.round, "round")  # noqa: A001 - TVM's name

@@ -19,6 +19,7 @@ import re
 
 import numpy as np
 
+from ..runtime.registry import get_global_func, register_func
 from ..runtime.tensor import Tensor
 from .shape_codes import MakeShapeCode, MatchShapeCode
 from .values import DataType, ShapeTuple, Storage, VMError, reshape_view
@@ -27,12 +28,14 @@ _BUILTINS: dict[str, object] = {}
 
 
 def register_builtin(name: str, fn=None, override: bool = False):
-    """Make `fn` callable from bytecode as `name` (usable as a decorator)."""
+    """Make `fn` callable from bytecode as `name` (usable as a decorator); it is a global
+    function too (`graphc.get_global_func(name)`)."""
 
     def register(f):
         if name in _BUILTINS and not override:
             raise ValueError(f"builtin {name!r} is already registered; pass override=True to replace it")
         _BUILTINS[name] = f
+        register_func(name, f, override=True)
         return f
 
     return register(fn) if fn is not None else register
@@ -41,6 +44,38 @@ def register_builtin(name: str, fn=None, override: bool = False):
 def get_builtin(name: str):
     """The builtin `name`, or None."""
     return _BUILTINS.get(name)
+
+
+def packed_function(name: str):
+    """The function the bytecode calls as `name`: a builtin, else a global function
+    (`graphc.register_func`) whose numpy or torch results become Tensors; None if neither."""
+    fn = _BUILTINS.get(name)
+    if fn is not None:
+        return fn
+    fn = get_global_func(name, allow_missing=True)
+    if fn is None:
+        return None
+
+    def call(*args):
+        return as_vm_value(fn(*args))
+
+    call.__name__ = call.__qualname__ = name
+    return call
+
+
+def as_vm_value(value):
+    """A Python function's result as a VM value: arrays and torch tensors become Tensors."""
+    if isinstance(value, np.ndarray):
+        return Tensor._from_host_array(np.ascontiguousarray(value))
+    if isinstance(value, list | tuple) and not isinstance(value, ShapeTuple):
+        return tuple(as_vm_value(v) for v in value)
+    if isinstance(value, np.generic):
+        return value.item()
+    if type(value).__module__.startswith("torch") and hasattr(value, "__dlpack__"):
+        from ..runtime.dlpack import from_dlpack
+
+        return from_dlpack(value.detach().contiguous())
+    return value
 
 
 def list_builtins() -> list[str]:
@@ -88,11 +123,22 @@ def _describe(value) -> str:
     return f"{type(value).__name__} {value!r}"
 
 
-def _fail(err_ctx, problem: str, value) -> None:
+class ArgumentKindError(ValueError, TypeError):
+    """A value of the wrong kind (a shape where a tensor is expected, ...): a ValueError like every
+    failed input check, and a TypeError as TVM raises for it."""
+
+
+class RuntimeCheckError(ValueError, RuntimeError):
+    """A failed run-time check of a value (a wrong dimension, a wrong number of inputs): a
+    ValueError like every failed input check, and a RuntimeError as TVM raises for it."""
+
+
+def _fail(err_ctx, problem: str, value, kind: bool = False) -> None:
     where, ann = _where(err_ctx)
     where = where or "a run-time check"
     expected = f" expects {ann}" if ann else ""
-    raise ValueError(f"{where}{expected}, got {_describe(value)}: {problem}")
+    raise (ArgumentKindError if kind else RuntimeCheckError)(
+        f"{where}{expected}, got {_describe(value)}: {problem}")
 
 
 # --- checks (VMShapeLower) -------------------------------------------------------------------
@@ -108,23 +154,23 @@ def check_tensor_info(value, *args) -> None:
         else:
             ndim = a
     if not isinstance(value, Tensor):
-        _fail(err_ctx, "expected a tensor", value)
+        _fail(err_ctx, "expected a tensor", value, kind=True)
     if ndim != -1 and value.ndim != ndim:
-        _fail(err_ctx, f"expected rank {ndim}, got rank {value.ndim}", value)
+        _fail(err_ctx, f"expected rank {ndim}, got rank {value.ndim} (an ndim mismatch)", value)
     if dtype and dtype != "void" and value.dtype != dtype:
         _fail(err_ctx, f"expected dtype {dtype}, got {value.dtype}", value)
 
 
 def check_shape_info(value, ndim, err_ctx) -> None:
     if not isinstance(value, ShapeTuple):
-        _fail(err_ctx, "expected a shape", value)
+        _fail(err_ctx, "expected a shape", value, kind=True)
     if ndim != -1 and len(value) != ndim:
         _fail(err_ctx, f"expected a shape of {ndim} dimensions, got {len(value)}", value)
 
 
 def check_tuple_info(value, size, err_ctx) -> None:
     if not isinstance(value, tuple) or isinstance(value, ShapeTuple):
-        _fail(err_ctx, "expected a tuple", value)
+        _fail(err_ctx, "expected a tuple", value, kind=True)
     if size != -1 and len(value) != size:
         _fail(err_ctx, f"expected a tuple of {size} fields, got {len(value)}", value)
 
@@ -142,7 +188,7 @@ def check_prim_value_info(value, dtype, err_ctx) -> None:
     else:
         ok = isinstance(value, int | float | bool)
     if not ok:
-        _fail(err_ctx, f"expected a {dtype or 'scalar'} value", value)
+        _fail(err_ctx, f"expected a {dtype or 'scalar'} value", value, kind=True)
 
 
 def check_dim_range(value, axis, lower, upper, err_ctx) -> None:
@@ -157,7 +203,7 @@ def check_dim_range(value, axis, lower, upper, err_ctx) -> None:
 
 def check_func_info(value, err_ctx) -> None:
     if not callable(value):
-        _fail(err_ctx, "expected a function", value)
+        _fail(err_ctx, "expected a function", value, kind=True)
 
 
 def _heap(heap):
@@ -170,9 +216,9 @@ def match_shape(value, heap, ndim, *args) -> None:
     heap = _heap(heap)
     shape = value.shape if isinstance(value, Tensor) else value
     if not isinstance(value, Tensor | ShapeTuple):
-        _fail(err_ctx, "expected a tensor or a shape", value)
+        _fail(err_ctx, "expected a tensor or a shape", value, kind=True)
     if len(shape) != ndim:
-        _fail(err_ctx, f"expected rank {ndim}, got rank {len(shape)}", value)
+        _fail(err_ctx, f"expected rank {ndim}, got rank {len(shape)} (an ndim mismatch)", value)
     for axis in range(ndim):
         code, v = args[2 * axis], args[2 * axis + 1]
         got = shape[axis]
@@ -259,6 +305,12 @@ def tensor_to_shape(tensor: Tensor) -> ShapeTuple:
     return shape
 
 
+def shape_to_tensor(shape) -> Tensor:
+    from ..runtime.tensor import tensor
+
+    return tensor(np.asarray([int(v) for v in shape], dtype="int64").reshape(-1))
+
+
 def make_tuple(*fields) -> tuple:
     return tuple(fields)
 
@@ -296,6 +348,36 @@ def to_device(ctx, tensor: Tensor, device_type, device_id=0) -> Tensor:
     return tensor.copyto(Device(device_type, device_id))
 
 
+def _printable(value):
+    if isinstance(value, Tensor):
+        array = value.numpy()
+        return array.item() if array.ndim == 0 else array
+    if isinstance(value, tuple) and not isinstance(value, ShapeTuple):
+        return tuple(_printable(v) for v in value)
+    return value
+
+
+def _format(fmt: str, values) -> str:
+    values = [_printable(v) for v in values]
+    return fmt.format(*values) if fmt else " ".join(str(v) for v in values)
+
+
+def run_print(fmt, *values) -> None:
+    """`R.print(*values, format=fmt)` (TVM's `relax.run.print`): print the values."""
+    print(_format(str(fmt), values))
+
+
+def run_assert_op(condition, fmt, *values) -> None:
+    """`R.assert_op(condition, values, format=fmt)`: raise AssertionError when `condition` is false."""
+    if bool(_printable(condition)):
+        return
+    message = _format(str(fmt), values) if (fmt or values) else "Assertion Failed"
+    raise AssertionError(message)
+
+
+register_builtin("relax.run.print", run_print)
+register_builtin("relax.run.assert_op", run_assert_op)
+
 for _name, _fn in {
     "check_tensor_info": check_tensor_info, "check_shape_info": check_shape_info,
     "check_tuple_info": check_tuple_info, "check_prim_value_info": check_prim_value_info,
@@ -304,10 +386,11 @@ for _name, _fn in {
     "match_prim_value": match_prim_value, "make_prim_value": make_prim_value,
     "alloc_storage": alloc_storage, "alloc_tensor": alloc_tensor, "alloc_shape_heap": alloc_shape_heap,
     "null_value": null_value, "reshape": reshape, "shape_of": shape_of, "tensor_to_shape": tensor_to_shape,
+    "shape_to_tensor": shape_to_tensor,
     "make_tuple": make_tuple, "tuple_getitem": tuple_getitem, "copy": copy, "read_if_cond": read_if_cond,
     "to_device": to_device, "invoke_closure": invoke_closure, "call_tir_dyn": call_tir_dyn,
 }.items():
     register_builtin("vm.builtin." + _name, _fn)
 
-__all__ = ["DataType", "MakeShapeCode", "MatchShapeCode", "VMError", "get_builtin", "list_builtins",
-           "register_builtin"]
+__all__ = ["DataType", "MakeShapeCode", "MatchShapeCode", "VMError", "as_vm_value", "get_builtin",
+           "list_builtins", "packed_function", "register_builtin"]

@@ -20,7 +20,7 @@ import numpy as np
 from ..runtime.device import ALIGNMENT, Device, cpu
 from ..runtime.device import device as make_device
 from ..runtime.tensor import Tensor, tensor
-from .builtins import get_builtin
+from .builtins import RuntimeCheckError, packed_function
 from .decode import Decoder, FrameLayout
 from .executable import Executable
 from .outputs import ATTR as _STRUCTURE
@@ -181,10 +181,10 @@ class VirtualMachine:
 
     def builtin(self, name: str):
         """The builtin `name`; a VMError when the executable calls one that is not registered."""
-        fn = get_builtin(name)
+        fn = packed_function(name)
         if fn is None:
-            raise VMError(f"the executable calls {name!r}, which is neither a builtin nor a kernel; "
-                          "register it with graphc.vm.register_builtin")
+            raise VMError(f"the executable calls {name!r}, which is neither a builtin, a registered "
+                          "global function nor a kernel; register it with graphc.register_func")
         return fn
 
     def function_value(self, findex: int):
@@ -219,8 +219,8 @@ class VirtualMachine:
 
     def _prepare(self, func: _Function, args) -> tuple:
         if len(args) != func.nparams:
-            raise ValueError(f"{func.name} takes {func.nparams} inputs ({', '.join(func.params)}), "
-                             f"got {len(args)}")
+            raise RuntimeCheckError(f"{func.name} takes {func.nparams} inputs ({', '.join(func.params)}), "
+                                    f"got {len(args)}")
         return tuple(self._convert(a) for a in args)
 
     def _convert(self, value):
@@ -235,7 +235,7 @@ class VirtualMachine:
             if value.flags.c_contiguous and value.__array_interface__["data"][0] % ALIGNMENT == 0 \
                     and value.dtype.isnative and self.devices[0].device_type == "cpu":
                 return Tensor._from_host_array(value)
-            return tensor(np.ascontiguousarray(value), self.devices[0])
+            return tensor(value.copy(order="C"), self.devices[0])  # ascontiguousarray makes 0-d 1-d
         if cls is tuple or cls is list:
             return tuple(self._convert(v) for v in value)
         if isinstance(value, bool | int | float | str) or value is None:
@@ -284,16 +284,40 @@ class VirtualMachine:
         out = self._outputs[func_name]
         return out if read is None else read(out)
 
+    def save_function(self, func_name: str, saved_name: str, *args, include_return: bool = True,
+                      **kwargs) -> None:
+        """TVM's `save_function`: `vm[saved_name]()` calls `func_name` on these arguments, converted
+        once now (keywords by parameter name); `include_return=False` makes it return None."""
+        func = self._function(func_name)
+        if kwargs:
+            args = list(args) + [None] * (func.nparams - len(args))
+            for key, value in kwargs.items():
+                if key not in func.params:
+                    raise ValueError(f"{func_name} has no parameter {key!r}; it has {', '.join(func.params)}")
+                args[func.params.index(key)] = value
+        prepared = self._prepare(func, args)
+
+        def saved():
+            out = func.invoke(*prepared)
+            return out if include_return else None
+
+        self._entries[saved_name] = saved
+
     # -- measuring -----------------------------------------------------------------------------
     def time_evaluator(self, func_name: str, dev=None, number: int = 10, repeat: int = 1,
                        min_repeat_ms: int = 0, cooldown_interval_ms: int = 0, f_preproc=None):
         """`f(*args) -> BenchmarkResult`, timing `func_name`; no args: the `set_input` inputs."""
         from ..runtime.profiling import time_evaluator
 
-        func = self._function(func_name)
         dev = dev if dev is not None else self.devices[0]
-        timed = time_evaluator(func.invoke, dev, number=number, repeat=repeat, min_repeat_ms=min_repeat_ms,
-                               cooldown_interval_ms=cooldown_interval_ms, f_preproc=f_preproc)
+        options = {"number": number, "repeat": repeat, "min_repeat_ms": min_repeat_ms,
+                   "cooldown_interval_ms": cooldown_interval_ms, "f_preproc": f_preproc}
+        if func_name == "invoke_stateful" or func_name not in self.executable.func_index:
+            # TVM's forms: time_evaluator("invoke_stateful", dev)("main"), or a saved function
+            fn = self.invoke_stateful if func_name == "invoke_stateful" else self[func_name]
+            return time_evaluator(fn, dev, **options)
+        func = self._function(func_name)
+        timed = time_evaluator(func.invoke, dev, **options)
 
         def evaluator(*args):
             if not args and func_name in self._inputs:

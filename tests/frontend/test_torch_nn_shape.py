@@ -126,6 +126,7 @@ def test_embedding_and_dropout(verify):
 
 IMG = torch.randn(2, 4, 8, 8)
 W1D = torch.randn(2, 4, 3)
+W3DT = torch.randn(4, 2, 2, 3, 2)
 
 
 @pytest.mark.parametrize(
@@ -165,6 +166,8 @@ def test_spatial_layers(verify, layer):
         lambda x: torch.nn.functional.conv1d(x[:, :, 0], W1D, torch.ones(2), padding=1, stride=2),
         lambda x: torch.nn.functional.max_pool1d(x[:, :, 0], 2),
         lambda x: torch.nn.functional.adaptive_avg_pool1d(x[:, :, 0], 3),
+        lambda x: torch.nn.functional.conv_transpose3d(x[:, :, None, :3, :3], W3DT, stride=2,
+                                                       padding=(0, 1, 1)),
     ],
 )
 def test_padding_and_1d(verify, fn):

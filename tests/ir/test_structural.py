@@ -55,3 +55,19 @@ def test_module_functions_are_compared_each_with_its_own_bindings():
     )
     assert structural_equal(shared, separate)
     assert structural_hash(shared) == structural_hash(separate)
+
+
+def test_number_attributes_compare_and_hash_by_value():
+    f = _func()
+    by_int = f.with_attr("attr", 10)
+    by_imm = f.with_attr("attr", tir.IntImm("int32", 10))
+    assert structural_equal(by_int, by_imm) and structural_equal(by_imm, by_int)
+    assert structural_hash(by_int) == structural_hash(by_imm)
+    assert structural_equal(f.with_attr("Primitive", 1), f.with_attr("Primitive", True))
+    assert structural_hash(f.with_attr("Primitive", 1)) == structural_hash(f.with_attr("Primitive", True))
+    assert structural_hash(f.with_attr("x", 2)) == structural_hash(f.with_attr("x", 2.0))
+    assert structural_equal(f.with_attr("x", tir.FloatImm("float32", 0.5)), f.with_attr("x", 0.5))
+    assert not structural_equal(by_int, f.with_attr("attr", tir.IntImm("int32", 11)))
+    # Between immediates the dtype still matters.
+    assert not structural_equal(tir.IntImm("int32", 10), tir.IntImm("int64", 10))
+    assert not structural_equal(tir.const(1.0, "float32"), tir.const(1.0, "float16"))

@@ -41,7 +41,9 @@ def test_constants():
     c = R.const(np.arange(6, dtype="float32").reshape(2, 3))
     assert repr(c.struct_info) == 'R.Tensor((2, 3), dtype="float32")'
     assert c.data.numpy().sum() == 15
-    assert R.const(1).struct_info.dtype == "int64"
+    assert R.const(1).struct_info.dtype == "int32"  # TVM's default for a Python int
+    assert R.const(2**40).struct_info.dtype == "int64" and R.const([1, 2]).struct_info.dtype == "int32"
+    assert R.const(np.arange(3)).struct_info.dtype == "int64"  # numpy arrays keep their dtype
     assert R.const(1.5).struct_info.dtype == "float32"
     assert R.const(1.5, "float16").struct_info.dtype == "float16"
     assert R.const([1, 2], "int32").data.numpy().tolist() == [1, 2]
@@ -68,11 +70,11 @@ def test_leaf_struct_infos():
 def test_tuple_struct_info_known_when_fields_are():
     x = R.Var("x", R.TensorStructInfo((2,), "float32"))
     t = R.Tuple([x, R.const(1)])
-    assert repr(t.struct_info) == 'R.Tuple(R.Tensor((2,), dtype="float32"), R.Tensor((), dtype="int64"))'
+    assert repr(t.struct_info) == 'R.Tuple(R.Tensor((2,), dtype="float32"), R.Tensor((), dtype="int32"))'
     assert len(t) == 2 and t[0] is x
     assert R.Tuple([R.op.add(x, x)]).struct_info_ is None
     got = R.BlockBuilder().normalize(R.TupleGetItem(t, 1))
-    assert got.struct_info.dtype == "int64"
+    assert got.struct_info.dtype == "int32"
 
 
 def test_tuple_get_item_errors():
@@ -109,6 +111,7 @@ def test_function_struct_info_and_attrs():
     R.set_struct_info(body, x.struct_info)
     f = R.Function([x], body)
     assert repr(f.ret_struct_info) == 'R.Tensor((n, 2), dtype="float32")'
+    assert f.ret_ty is f.ret_struct_info  # TVM's newest name
     assert isinstance(f.struct_info, R.FuncStructInfo) and f.struct_info.params == (x.struct_info,)
     g = f.with_attr("global_symbol", "main")
     assert g is not f and g.attrs["global_symbol"] == "main" and f.attrs == {}

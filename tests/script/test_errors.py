@@ -37,8 +37,8 @@ def test_unsupported_statement():
 
 
 def test_unsupported_expression():
-    msg = parse_error("    A[0] = (lambda x: x)(1)\n")
-    assert "unsupported expression (Lambda)" in msg
+    msg = parse_error("    A[0] = (y := 1.0)\n")
+    assert "unsupported expression (NamedExpr)" in msg
 
 
 def test_reads_outside_a_block():

@@ -161,6 +161,29 @@ def test_loop_kinds_and_thread_binding():
     assert loops[4].min.value == 1 and loops[4].extent.value == 2
 
 
+def test_grid_loop_variables_under_one_name():
+    @T.prim_func
+    def one_name(A: T.Buffer((4, 5), "int32"), C: T.Buffer((4, 5), "int32")):
+        for iters in T.grid(*A.shape):
+            with T.block("compute"):
+                i, j = T.axis.remap("SS", iters)
+                C[i, j] = A[i, j] * 2
+
+    @T.prim_func
+    def named(A: T.Buffer((4, 5), "int32"), C: T.Buffer((4, 5), "int32")):
+        for a, b in T.grid(4, 5):
+            with T.block("compute"):
+                i, j = T.axis.remap("SS", [a, b])
+                C[i, j] = A[i, j] * 2
+
+    assert structural_equal(one_name, named.with_attr("global_symbol", "one_name"))
+    outer = body_of(one_name)
+    assert (outer.loop_var.name, outer.body.loop_var.name) == ("iters_0", "iters_1")
+    with pytest.raises(ScriptError, match="expected 2 loop variable name"):
+        from_source('@T.prim_func\ndef f(A: T.Buffer((4, 5), "int32")):\n'
+                    '    for a, b, c in T.grid(4, 5):\n        A[a, b] = 0\n')
+
+
 def test_alloc_buffer_at_top_level_goes_to_root_block():
     @T.prim_func
     def f(A: T.Buffer((4,), "float32")):

@@ -163,6 +163,18 @@ def test_constants_inline_scalars_and_metadata_tensors():
     assert "@R.function(pure=False)" in text and 'R.func_attr({"num_input": 2})' in text
 
 
+def test_constants_counted_not_printed_on_request():
+    """`script(show_constants=False)` (TVM's show_meta=False): the references stay, the values go."""
+    mod = leaves_and_constants()
+    full = mod.script()
+    folded = mod.script(show_constants=False)
+    count = full[full.index("metadata = {"):full.index("]}")].count("\n    R.const")
+    assert "R.const_from_base64(" not in folded and "metadata = {" not in folded
+    assert f"# metadata: {count} tensor constants (not printed)" in folded
+    assert folded.split("(not printed)")[1] == full.split("]}", 1)[1]
+    assert mod["main"].script(show_constants=False).count("# metadata:") == 1
+
+
 def test_if_prints_branches_assigning_the_binding_var():
     text = assert_roundtrip(branches())
     assert "        if c:\n" in text and "        else:\n" in text
@@ -191,7 +203,7 @@ def test_standalone_function_roundtrip():
 IMPURE_WITH_NESTED_DATAFLOW = '''
 @R.function(pure=False)
 def main(c: R.Prim("bool"), x: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float32"):
-    R.call_packed("my.print", x, sinfo_args=R.Object)
+    R.call_packed("my.print", x, sinfo_args=R.Tuple())
     if c:
         with R.dataflow():
             lv = R.nn.relu(x)
@@ -207,7 +219,7 @@ def main(c: R.Prim("bool"), x: R.Tensor((4,), "float32")) -> R.Tensor((4,), "flo
 def test_source_with_statement_call_and_dataflow_in_branch_round_trips():
     func = from_source(IMPURE_WITH_NESTED_DATAFLOW)
     text = func.script()
-    assert '    _: R.Object = R.call_packed("my.print", x, sinfo_args=R.Object)\n' in text
+    assert '    _: R.Tuple = R.call_packed("my.print", x, sinfo_args=R.Tuple)\n' in text
     assert "    if c:\n        with R.dataflow():\n" in text
     again = from_source(text)
     assert structural_equal(again, func) and again.script() == text

@@ -81,7 +81,8 @@ def test_a_rule_that_does_not_apply_leaves_a_plain_builtin_call():
 
 def test_an_unknown_builtin_is_named_when_the_vm_is_created():
     code = [Call(1, 1, (Arg.reg(0),)), Ret(Arg.reg(1))]
-    with pytest.raises(VMError, match="calls 'test.decode.missing', which is neither a builtin nor a kernel"):
+    with pytest.raises(VMError, match="calls 'test.decode.missing', which is neither a builtin, a "
+                       "registered global function nor a kernel"):
         VirtualMachine(builtin_program(["test.decode.missing"], code))
 
 

@@ -59,7 +59,8 @@ class ApplyDefaultSchedule:
 
 
 def apply_rules(func: PrimFunc, target: Target, rules, name: str = "main") -> PrimFunc | None:
-    """The scheduled function from the first rule that applies to `func`, or None."""
+    """The scheduled function from the first rule that applies to `func` (its attribute
+    "dlight.rule" names the rule), or None."""
     for rule in rules:
         try:
             space = rule.apply(func, target, False)
@@ -84,7 +85,8 @@ def apply_rules(func: PrimFunc, target: Target, rules, name: str = "main") -> Pr
                 f"schedule rule {rule.name} returned {type(space).__name__}; a rule returns a "
                 f"tir.Schedule, a list of them, or None"
             )
-        return space.mod[space.func_name]
+        # the rule's name stays on the function: reports and tuning records say which rule made it
+        return space.mod[space.func_name].with_attr("dlight.rule", rule.name)
     return None
 
 

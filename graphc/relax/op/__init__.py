@@ -11,7 +11,7 @@ compute from `graphc.topi`) and its fusion pattern; `relax.transform.LegalizeOps
 """
 
 from . import builtin, image, memory, nn, vm
-from .base import call_tir
+from .base import call_tir, call_tir_inplace
 from .binary import *  # noqa: F403
 from .binary import __all__ as _binary_all
 from .concat_split import concat, split, stack
@@ -21,8 +21,11 @@ from .datatype import astype
 from .gather_scatter import *  # noqa: F403
 from .gather_scatter import __all__ as _gs_all
 from .index import strided_slice, take
+from .layout_transform import layout_transform
 from .linear_algebra import einsum, matmul, outer
 from .manipulate import broadcast_to, expand_dims, flatten, permute_dims, reshape, squeeze
+from .packed import *  # noqa: F403
+from .packed import __all__ as _packed_all
 from .registry import Op, OpInfo, OpPatternKind, infer_struct_info, list_ops, register_op, set_legalize
 from .replicate import flip, repeat, tile
 from .scan import *  # noqa: F403
@@ -36,8 +39,9 @@ from .unary import *  # noqa: F403
 from .unary import __all__ as _unary_all
 
 __all__ = [
-    "builtin", "image", "memory", "vm", *_gs_all, *_scan_all, *_sort_all,
-    "Op", "OpInfo", "OpPatternKind", "call_tir", "infer_struct_info", "list_ops", "matmul", "nn", "einsum",
+    "builtin", "image", "memory", "vm", *_gs_all, *_scan_all, *_sort_all, *_packed_all,
+    "Op", "OpInfo", "OpPatternKind", "call_tir", "call_tir_inplace", "infer_struct_info", "list_ops",
+    "matmul", "nn", "einsum", "layout_transform",
     "outer",
     "permute_dims", "register_op", "reshape", "set_legalize", "where", "astype", "broadcast_to", "concat",
     "expand_dims", "flatten", "flip", "repeat", "split", "squeeze", "stack", "strided_slice", "take", "tile",

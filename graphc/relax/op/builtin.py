@@ -24,4 +24,9 @@ def alloc_tensor(shape, dtype, runtime_device_index=0, storage_scope="global") -
                 [as_shape(shape), as_dtype(dtype), as_prim(runtime_device_index), as_str(storage_scope)])
 
 
-__all__ = ["alloc_tensor"]
+def stop_lift_params(x) -> Call:
+    """`R.builtin.stop_lift_params(x)`: `x`, marking where parameter lifting stops."""
+    return Call(Op.get("relax.builtin.stop_lift_params"), [x])
+
+
+__all__ = ["alloc_tensor", "stop_lift_params"]

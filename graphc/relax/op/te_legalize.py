@@ -56,7 +56,7 @@ def register_topi_op(name: str, num_inputs: int, infer_struct_info: Callable, co
 
     >>> info = Op.get("relax.nn.layer_norm").info
     >>> info.legalize.__name__, sorted(info.attrs)
-    ('legalize_layer_norm', ['axes', 'epsilon'])
+    ('legalize_layer_norm', ['axes', 'center', 'epsilon', 'scale'])
     """
     kwargs_of = attrs_as_kwargs(*attrs, rename=rename) if attrs else None
     legalize = call_topi(compute, prim_name or name.rsplit(".", 1)[-1], kwargs_of)

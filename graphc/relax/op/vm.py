@@ -81,6 +81,8 @@ def kill_object(obj) -> Call:
 
 def call_tir_dyn(func, args) -> Call:
     """`R.vm.call_tir_dyn(cls.f, (x, out, R.shape([n])))`: a trailing shape passes scalar ints."""
+    if isinstance(func, str):
+        func = ExternFunc(func)
     if not isinstance(args, Expr):
         args = Tuple(list(args))
     return Call(Op.get("relax.vm.call_tir_dyn"), [func, args])

@@ -9,7 +9,8 @@
 One `alloc` per output tensor (a tuple output binds `lv` to a Tuple of them). With
 `tir_vars` the PrimFunc is called through `R.vm.call_tir_dyn(cls.f, (x, w, alloc, R.shape([m])))`,
 whose trailing shape passes its values as scalar integers (TVM's form).
-`R.call_dps_packed`, when registered, is rewritten the same way into a packed call.
+`R.call_dps_packed` is rewritten the same way into a packed call; `R.call_tir_inplace` allocates
+only the outputs whose inplace index is -1 (the others are the arguments they overwrite).
 
 >>> from graphc import relax, tir
 >>> from graphc.ir import IRModule
@@ -36,7 +37,7 @@ from ..op.vm import call_tir_dyn
 from ..struct_info import TensorStructInfo, TupleStructInfo
 from .vm_lowering_utils import is_op, rewrite_functions
 
-_DPS_OPS = ("relax.call_tir", "relax.call_dps_packed")
+_DPS_OPS = ("relax.call_tir", "relax.call_dps_packed", "relax.call_tir_inplace")
 
 
 class _CallTIRMutator(ExprMutator):
@@ -44,13 +45,18 @@ class _CallTIRMutator(ExprMutator):
         call = super().visit_Call(call)
         if not any(is_op(call, name) for name in _DPS_OPS):
             return call
-        outs = [self.builder.emit(alloc_tensor(s.shape, s.dtype, 0, "global"), "alloc")
-                for s in _output_sinfos(call)]
         callee, args = call.args[0], call.args[1]
-        if isinstance(args, relax_expr.Tuple):
-            new_args = [*args.fields, *outs]
-        else:
-            new_args = [args, *outs]
+        inputs = list(args.fields) if isinstance(args, relax_expr.Tuple) else [args]
+        # call_tir_inplace: output i is argument inplace_indices[i] (-1: a new tensor)
+        inplace = call.attrs.get("inplace_indices") or ()
+        outs, fresh = [], []
+        for i, s in enumerate(_output_sinfos(call)):
+            if i < len(inplace) and inplace[i] != -1:
+                outs.append(inputs[inplace[i]])
+            else:
+                fresh.append(self.builder.emit(alloc_tensor(s.shape, s.dtype, 0, "global"), "alloc"))
+                outs.append(fresh[-1])
+        new_args = [*inputs, *fresh]
         if len(call.args) == 3:
             self.builder.emit(call_tir_dyn(callee, [*new_args, call.args[2]]), "_")
         else:

@@ -37,7 +37,7 @@ from ..struct_info import TensorStructInfo
 
 __all__ = ["DecomposeOpsForInference", "DecomposeOpsForTraining"]
 
-_MOMENTUM = 0.1  # TVM's default batch_norm momentum (graphc's batch_norm has no momentum attribute)
+_MOMENTUM = 0.1  # TVM's default batch_norm momentum
 
 
 def _data(call: relax_expr.Call) -> TensorStructInfo | None:
@@ -67,7 +67,10 @@ def decompose_batch_norm(call: relax_expr.Call):
     axis = call.attrs["axis"] % sinfo.ndim
     expand = lambda v: _expand_to(v, sinfo.ndim, axis)  # noqa: E731
     out = _normalize(x, expand(mean), expand(var), call.attrs["epsilon"], sinfo.dtype)
-    out = ops.add(ops.multiply(out, expand(gamma)), expand(beta))
+    if call.attrs.get("scale", True):
+        out = ops.multiply(out, expand(gamma))
+    if call.attrs.get("center", True):
+        out = ops.add(out, expand(beta))
     return relax_expr.Tuple([out, mean, var])
 
 
@@ -81,7 +84,9 @@ def decompose_layer_norm(call: relax_expr.Call):
     mean = ops.mean(x, axes, keepdims=True)
     var = ops.variance(x, axes, keepdims=True)
     out = _normalize(x, mean, var, call.attrs["epsilon"], sinfo.dtype)
-    return ops.add(ops.multiply(out, gamma), beta)
+    if call.attrs.get("scale", True):
+        out = ops.multiply(out, gamma)
+    return ops.add(out, beta) if call.attrs.get("center", True) else out
 
 
 def training_batch_norm(call: relax_expr.Call):
@@ -95,7 +100,8 @@ def training_batch_norm(call: relax_expr.Call):
     mean, var = ops.mean(x, reduce_axes), ops.variance(x, reduce_axes)
     inference = relax_expr.Call(call.op, [x, gamma, beta, mean, var], call.attrs)
     decomposed = decompose_batch_norm(inference)
-    momentum, keep = relax_expr.const(_MOMENTUM, sinfo.dtype), relax_expr.const(1.0 - _MOMENTUM, sinfo.dtype)
+    rate = call.attrs.get("momentum", _MOMENTUM)
+    momentum, keep = relax_expr.const(rate, sinfo.dtype), relax_expr.const(1.0 - rate, sinfo.dtype)
     new_mean = ops.add(ops.multiply(keep, moving_mean), ops.multiply(momentum, decomposed.fields[1]))
     new_var = ops.add(ops.multiply(keep, moving_var), ops.multiply(momentum, decomposed.fields[2]))
     return relax_expr.Tuple([decomposed.fields[0], new_mean, new_var])

@@ -2,9 +2,11 @@
 
 When a binding's value is structurally equal to a value bound earlier in scope (and calls
 nothing impure), the binding becomes a trivial one, `y = x`, and later uses of `y` read `x`
-(CanonicalizeBindings then removes the alias, as in TVM). A `match_cast` is a duplicate
-only with the same target struct info. Dataflow vars are forgotten when their block ends,
-each `If` branch is a scope of its own, and nested functions start afresh. With
+(CanonicalizeBindings then removes the alias, as in TVM). Allocations are never merged: two
+`R.builtin.alloc_tensor` (or storage) calls with equal arguments are two buffers. A
+`match_cast` is a duplicate only with the same target struct info. Dataflow vars are
+forgotten when their block ends, each `If` branch is a scope of its own, and nested
+functions start afresh. With
 `call_only=True` only calls are deduplicated (not tuples, constants, ...).
 
 >>> from graphc import relax
@@ -35,6 +37,14 @@ from ..expr_functor import ExprMutator
 from .dead_code_elimination import contains_impure_call
 
 __all__ = ["EliminateCommonSubexpr"]
+
+# calls that return a fresh buffer each time: equal arguments do not make them the same value
+_ALLOCATORS = frozenset({"relax.builtin.alloc_tensor", "relax.memory.alloc_storage",
+                         "relax.memory.alloc_tensor", "relax.vm.alloc_storage", "relax.vm.alloc_tensor"})
+
+
+def _is_allocation(value) -> bool:
+    return isinstance(value, relax_expr.Call) and getattr(value.op, "name", None) in _ALLOCATORS
 
 
 def identity_key(x):
@@ -70,8 +80,8 @@ class _CSE(ExprMutator):
     def visit_binding(self, binding):
         value = self.visit_expr(binding.value)
         cast = binding.struct_info if isinstance(binding, relax_expr.MatchCast) else None
-        if (self.call_only and not isinstance(value, relax_expr.Call)) or contains_impure_call(value,
-                                                                                               self.mod):
+        if ((self.call_only and not isinstance(value, relax_expr.Call)) or _is_allocation(value)
+                or contains_impure_call(value, self.mod)):
             return self._emit(binding, value)
         key = identity_key((value, cast))
         vars_ = self.seen.get(key)

@@ -6,10 +6,12 @@ PrimFuncs share a kernel) and the call becomes the resulting `Constant` (a tuple
 for several outputs). Inside dataflow blocks, an operator call with constant arguments
 is legalized on the side and folded the same way. Variables bound to constants are
 replaced by the constants at their uses, shape variables bound to `R.shape([...])` by the
-shape, and the bindings left unused are removed. PrimFuncs no longer called after folding
-(and private) are dropped from the module. PrimFuncs that fail to build for the CPU (e.g.
-scheduled for a GPU) are left alone, and so are calls whose kernel fails a run-time check
-(a constant index out of range): the model raises that error when it runs, as its source would.
+shape, and the bindings left unused are removed. `R.shape_to_tensor` of a constant shape
+and `R.tensor_to_shape` of a constant tensor fold to the constant and the shape. PrimFuncs
+no longer called after folding (and private) are dropped from the module. PrimFuncs that
+fail to build for the CPU (e.g. scheduled for a GPU) are left alone, and so are calls whose
+kernel fails a run-time check (a constant index out of range): the model raises that error
+when it runs, as its source would.
 
 Folding trades run time for model size, so a call whose output would be large is not
 folded when it is also bigger than twice its constant inputs combined (a broadcast, `full`
@@ -89,6 +91,23 @@ def _is_constant_arg(expr) -> bool:
     return isinstance(expr, relax_expr.Constant | relax_expr.StringImm | relax_expr.DataTypeImm)
 
 
+def _fold_shape_to_tensor(shape):
+    if isinstance(shape, relax_expr.ShapeExpr) and _is_constant_arg(shape):
+        return relax_expr.Constant(np.asarray([int(v.value) for v in shape.values], dtype="int64"))
+    return None
+
+
+def _fold_tensor_to_shape(tensor):
+    if isinstance(tensor, relax_expr.Constant) and tensor.data.numpy().ndim == 1:
+        return relax_expr.ShapeExpr([int(v) for v in tensor.data.numpy()])
+    return None
+
+
+# the conversions between shapes and tensors fold directly (they have no tensor program)
+_SHAPE_CONVERSIONS = {"relax.shape_to_tensor": _fold_shape_to_tensor,
+                      "relax.tensor_to_shape": _fold_tensor_to_shape}
+
+
 class _ConstantFolder(ExprMutator):
     def __init__(self, mod: IRModule, max_output_bytes: int, ctx: PassContext):
         super().__init__(mod)
@@ -121,6 +140,8 @@ class _ConstantFolder(ExprMutator):
         if op.name == _CALL_TIR:
             return self._fold_call_tir(call, self.builder.get()) or call
         call = self._inline_shapes(call)
+        if self.builder.current_block_is_dataflow() and op.name in _SHAPE_CONVERSIONS:
+            return _SHAPE_CONVERSIONS[op.name](call.args[0]) or call
         if self.builder.current_block_is_dataflow() and op.info.purity and op.get_attr("FLegalize") \
                 and all(_is_constant_arg(a) for a in call.args):
             return self._fold_by_legalizing(call) or call

@@ -18,7 +18,7 @@ into its immediate post-dominator when the paths between them allow it:
 A group may hold at most `relax.FuseOps.max_depth` bindings (PassContext config, default
 256); `fuse_opt_level` (the PassContext's opt level when -1) 0 turns fusion off. Every
 group of two or more bindings becomes a private Relax function `fused_<callees>` with
-`{"Primitive": 1}`, whose body is a dataflow block of the member bindings; constants become
+`{"Primitive": True}`, whose body is a dataflow block of the member bindings; constants become
 its parameters, symbolic variables its parameters cannot define become a trailing
 `tir_vars` shape parameter; the caller binds a call to it (a tuple and `TupleGetItem`s when
 the group has several outputs). Ordinary binding blocks are never fused. The calls to the
@@ -426,7 +426,7 @@ class _FunctionCreator(ExprMutator):
             return
         body = outputs[0] if len(outputs) == 1 else relax_expr.Tuple(outputs)
         body = finish_seq(None, blocks, body)
-        attrs = {"Primitive": 1}
+        attrs = {"Primitive": True}
         func = relax_expr.Function(self.params, body, None, True, attrs)
         free = free_symbolic_vars(func)
         if free:

@@ -10,7 +10,8 @@ TVM's `LowerRuntimeBuiltin` (formerly `VMBuiltinLower`):
   `R.vm.call_tir_dyn(cls.f, (args..., shape))` (`vm.call_tir_dyn` itself is kept: the VM
   code generator passes the shape's values as scalar integers);
 - `R.reshape(x, shape)` -> `R.call_packed("vm.builtin.reshape", x, shape, sinfo_args=...)`,
-  likewise `shape_of` and `tensor_to_shape` when those operators exist.
+  likewise `shape_of`, `shape_to_tensor` and `tensor_to_shape`, and `R.print` /
+  `R.assert_op` (-> `relax.run.print` / `relax.run.assert_op`, TVM's global functions).
 
 `R.builtin.alloc_tensor` must be gone by then (`LowerAllocTensor`).
 
@@ -37,6 +38,9 @@ _PACKED = {
     "relax.reshape": "vm.builtin.reshape",
     "relax.shape_of": "vm.builtin.shape_of",
     "relax.tensor_to_shape": "vm.builtin.tensor_to_shape",
+    "relax.shape_to_tensor": "vm.builtin.shape_to_tensor",
+    "relax.print": "relax.run.print",
+    "relax.assert_op": "relax.run.assert_op",
 }
 
 

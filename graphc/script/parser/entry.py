@@ -21,7 +21,7 @@ from .. import ir as I
 from .. import tir as T
 from .diagnostics import Source
 from .evaluator import Evaluator
-from .frames import FuncFrame
+from .frames import FuncFrame, ModuleRef
 from .tir_parser import TIRParser
 
 
@@ -117,7 +117,7 @@ def _parse_function(ev: Evaluator, node: ast.FunctionDef):
     return parser(ev, node, **kwargs)
 
 
-def _prim_func_rule(ev, node, private: bool = False, check_well_formed: bool = True):
+def _prim_func_rule(ev, node, private: bool = False, check_well_formed: bool = True, s_tir: bool = True):
     return parse_prim_func(ev, node, private)
 
 
@@ -125,25 +125,46 @@ def _prim_func_rule(ev, node, private: bool = False, check_well_formed: bool = T
 FUNCTION_PARSERS: dict[int, object] = {id(T.prim_func): _prim_func_rule}
 
 
+def _module_assign_name(stmt) -> str | None:
+    """`name = value` at class level (a module-level function value such as R.ExternFunc)."""
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        return stmt.targets[0].id
+    return None
+
+
 def parse_module(ev: Evaluator, node: ast.ClassDef) -> IRModule:
     """The IRModule an `@I.ir_module` class describes."""
     mod = IRModule()
-    # Functions refer to each other (`cls.f` in Relax) through these GlobalVars.
+    # Functions refer to each other (`cls.f` or `Module.f` in Relax) through these GlobalVars.
     ev.module_node = node
-    ev.global_vars = {s.name: GlobalVar(s.name) for s in node.body if isinstance(s, ast.FunctionDef)}
+    names = [s.name for s in node.body if isinstance(s, ast.FunctionDef)]
+    names += [n for n in map(_module_assign_name, node.body) if n is not None]
+    ev.global_vars = {name: GlobalVar(name) for name in names}
+    ev.module_functions = []  # PrimFuncs that function bodies add (R.emit_te)
+    ev.bind(node.name, ModuleRef(node.name, ev.global_vars))
     for stmt in node.body:
         if isinstance(stmt, ast.FunctionDef):
             mod[ev.global_vars[stmt.name]] = _parse_function(ev, stmt)
+        elif _module_assign_name(stmt) is not None:
+            mod[ev.global_vars[_module_assign_name(stmt)]] = ev.eval(stmt.value)
         elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and \
-                ev.eval(stmt.value.func) is I.module_attrs:
-            mod.attrs.update(ev.eval(stmt.value.args[0]))
+                ev.eval(stmt.value.func) in (I.module_attrs, I.module_global_infos):
+            value = ev.eval(stmt.value.args[0])
+            if ev.eval(stmt.value.func) is I.module_attrs:
+                mod.attrs.update(value)
+            else:
+                for key, infos in value.items():
+                    mod.update_global_info(key, infos)
         elif isinstance(stmt, ast.Pass) or (
             isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
         ):
             continue
         else:
-            raise ev.error(stmt, "an @I.ir_module class may only contain decorated functions and "
-                                 "I.module_attrs({...})")
+            raise ev.error(stmt, "an @I.ir_module class may only contain decorated functions, "
+                                 "I.module_attrs({...}), I.module_global_infos({...}) and "
+                                 "`name = R.ExternFunc(...)`")
+    for name, func in ev.module_functions:
+        mod[name] = func
     return mod
 
 

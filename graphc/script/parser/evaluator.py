@@ -167,7 +167,10 @@ class Evaluator:
             raise self.error(node, str(err)) from err
 
     def eval_BinOp(self, node):
-        a, b = self.eval(node.left), self.eval(node.right)
+        return self.binop(node, self.eval(node.left), self.eval(node.right))
+
+    def binop(self, node, a, b):
+        """`a <op> b` for the BinOp `node` on operands already evaluated."""
         op = type(node.op)
         if op in _SHIFTS:
             name, py = _SHIFTS[op]
@@ -273,6 +276,16 @@ class Evaluator:
             return self.guard(node, lambda: base[indices])
         index = self.eval(node.slice)
         return self.guard(node, lambda: base[index])
+
+    def eval_Lambda(self, node):
+        """A Python lambda (`R.emit_te(lambda a: ..., x)`), as Python makes it: it may use the
+        names visible here."""
+        names = dict(self.globals)
+        names.update(self.extra)
+        for scope in self.scopes:
+            names.update(scope)
+        code = compile(ast.Expression(node), self.source.filename, "eval")
+        return eval(code, names)  # noqa: S307 - the user's own script, as Python would run it
 
     def eval_Slice(self, node):
         raise self.error(node, "a slice is only allowed when indexing a buffer region")

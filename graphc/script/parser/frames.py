@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from ...ir.module import GlobalVar
 from ...tir import expr as tir_expr
 from ...tir import stmt as tir_stmt
 
@@ -71,6 +72,25 @@ class Wrap:
 
     def __init__(self, make):
         self.make = make
+
+
+class ModuleRef:
+    """The module being parsed, as `cls` (after `cls = Module`) or by its class name
+    (`Module.f`, as TVM's scripts write it): attribute `f` is the module's GlobalVar `f`."""
+
+    def __init__(self, name: str, global_vars: dict | None):
+        self._name, self._global_vars = name, global_vars  # None: make GlobalVars on demand
+
+    def __getattr__(self, attr: str) -> GlobalVar:
+        if attr.startswith("_"):
+            raise AttributeError(attr)
+        if self._global_vars is None:
+            return GlobalVar(attr)
+        try:
+            return self._global_vars[attr]
+        except KeyError:
+            names = ", ".join(sorted(self._global_vars))
+            raise AttributeError(f"module {self._name} has no function {attr!r} (it has: {names})") from None
 
 
 def to_region(value) -> tir_stmt.BufferRegion:

@@ -22,29 +22,12 @@ from ...errors import GraphcError
 from ...ir.module import GlobalVar
 from ...relax import expr as relax_expr
 from ...relax.block_builder import BlockBuilder, BlockBuilderError
-from ...relax.struct_info import FuncStructInfo, ObjectStructInfo
+from ...relax.struct_info import FuncStructInfo, ObjectStructInfo, PrimStructInfo, TupleStructInfo
 from .. import relax as R
 from .. import tir as T
 from .diagnostics import Source  # noqa: F401  (doctest)
 from .evaluator import _MISSING, Evaluator
-
-
-class ModuleRef:
-    """The value of `cls` in `cls = Module`: attribute `f` is the module's GlobalVar `f`."""
-
-    def __init__(self, name: str, global_vars: dict | None):
-        self._name, self._global_vars = name, global_vars  # None: make GlobalVars on demand
-
-    def __getattr__(self, attr: str) -> GlobalVar:
-        if attr.startswith("_"):
-            raise AttributeError(attr)
-        if self._global_vars is None:
-            return GlobalVar(attr)
-        try:
-            return self._global_vars[attr]
-        except KeyError:
-            names = ", ".join(sorted(self._global_vars))
-            raise AttributeError(f"module {self._name} has no function {attr!r} (it has: {names})") from None
+from .frames import ModuleRef
 
 
 class ModuleContext:
@@ -83,17 +66,16 @@ class ModuleContext:
         from .relax_parser import declare_symbols, decorator_options
 
         options = decorator_options(self.ev, node)
-        if options is None:  # a PrimFunc: called through call_tir only
-            return FuncStructInfo.opaque_func(ObjectStructInfo(), purity=False)
-        if node.returns is None:
-            raise BlockBuilderError(f"function {node.name!r} is called before it is parsed and has no "
-                                    "return annotation; add `-> R.Tensor(...)` to its signature")
+        if options is None:  # a PrimFunc: returns nothing; called directly or through call_tir
+            return FuncStructInfo.opaque_func(TupleStructInfo([]), purity=False)
         ev = RelaxEvaluator(self.ev.source, self.ev.globals, self.ev.extra)
+        ev.scopes = [dict(s) for s in self.ev.scopes]
         with R.symbol_scope({}) as symbols:
             ev.symbols = symbols
             declare_symbols(ev, node.body, set())
             params = [R.to_sinfo(ev.eval(a.annotation)) for a in node.args.args]
-            ret = R.to_sinfo(ev.eval(node.returns))
+            # As in TVM, a callee without a return annotation returns an object to its callers.
+            ret = R.to_sinfo(ev.eval(node.returns)) if node.returns is not None else ObjectStructInfo()
         return FuncStructInfo(params, ret, options.get("pure", True))
 
 
@@ -105,6 +87,10 @@ class ParserBuilder(BlockBuilder):
         self.module = module
 
     def _global_struct_info(self, gv: GlobalVar):
+        if self.module is not None and gv.name_hint in self.module.defs:
+            return self.module.struct_info(gv)
+        if gv.struct_info_ is not None:  # a GlobalVar of a module built before (mod.get_global_var)
+            return gv.struct_info_
         if self.module is None or not self.module.defs:
             raise BlockBuilderError(f"call to {gv.name_hint!r} outside an @I.ir_module class")
         return self.module.struct_info(gv)
@@ -142,7 +128,36 @@ class RelaxEvaluator(Evaluator):
                 return getattr(base, node.attr)
             except AttributeError as err:
                 raise self.error(node, str(err)) from None
+        if isinstance(base, relax_expr.Expr) and node.attr in _EXPR_METHODS:
+            return _EXPR_METHODS[node.attr](base)
         return super().eval_Attribute(node)
+
+    # -- operators on Relax values (TVM's ExprWithOp): `x + y` is R.add(x, y) ------------------
+    def binop(self, node, a, b):
+        if _is_relax(a) or _is_relax(b):
+            op = _BINARY_OPS.get(type(node.op))
+            if op is None:
+                raise self.error(node, f"operator {type(node.op).__name__} is not defined on Relax values")
+            return self.guard(node, lambda: R.make_op_call(op, [_operand(a, b), _operand(b, a)], {}))
+        return super().binop(node, a, b)
+
+    def eval_UnaryOp(self, node):
+        if isinstance(node.op, ast.USub):
+            value = self.eval(node.operand)
+            if _is_relax(value):
+                return self.guard(node, lambda: R.make_op_call("relax.negative", [value], {}))
+        return super().eval_UnaryOp(node)
+
+    def eval_Compare(self, node):
+        if len(node.ops) == 1:
+            a, b = self.eval(node.left), self.eval(node.comparators[0])
+            if _is_relax(a) or _is_relax(b):
+                op = _COMPARE_OPS.get(type(node.ops[0]))
+                if op is None:
+                    raise self.error(node, f"operator {type(node.ops[0]).__name__} is not defined on Relax "
+                                           "values")
+                return self.guard(node, lambda: R.make_op_call(op, [_operand(a, b), _operand(b, a)], {}))
+        return super().eval_Compare(node)
 
     def eval_Subscript(self, node, name_hint: str | None = None):
         base = self.eval(node.value)
@@ -152,6 +167,30 @@ class RelaxEvaluator(Evaluator):
                 raise self.error(node.slice, f"a tuple index must be an integer, got {index!r}")
             return relax_expr.TupleGetItem(base, index)
         return super().eval_Subscript(node, name_hint)
+
+
+_BINARY_OPS = {ast.Add: "relax.add", ast.Sub: "relax.subtract", ast.Mult: "relax.multiply",
+               ast.Div: "relax.divide", ast.FloorDiv: "relax.floor_divide", ast.Pow: "relax.power",
+               ast.Mod: "relax.floor_mod", ast.BitAnd: "relax.bitwise_and", ast.BitOr: "relax.bitwise_or",
+               ast.BitXor: "relax.bitwise_xor"}
+_COMPARE_OPS = {ast.Lt: "relax.less", ast.LtE: "relax.less_equal", ast.Gt: "relax.greater",
+                ast.GtE: "relax.greater_equal", ast.Eq: "relax.equal", ast.NotEq: "relax.not_equal"}
+# Methods of Relax values in scripts (TVM's ExprWithOp): `x.astype("float16")`
+_EXPR_METHODS = {"astype": lambda x: lambda dtype: R.make_op_call("relax.astype", [x, dtype], {})}
+
+
+def _is_relax(value) -> bool:
+    return isinstance(value, relax_expr.Expr)
+
+
+def _operand(value, other):
+    """An operand of a Relax operator: a Python number next to a tensor is a constant of its dtype."""
+    if isinstance(value, bool | int | float) and _is_relax(other):
+        sinfo = other.struct_info_
+        dtype = getattr(sinfo, "dtype", None)
+        if dtype and dtype != "void" and not isinstance(sinfo, PrimStructInfo):
+            return R.const(value, dtype)
+    return R.to_expr(value)
 
 
 def guarded(ev: Evaluator, node, fn):
@@ -165,3 +204,12 @@ def guarded(ev: Evaluator, node, fn):
         raise ev.error(node, f"{type(err).__name__}: {message}") from err
     except (TypeError, ValueError) as err:
         raise ev.error(node, str(err)) from err
+
+
+def provably_different_dims(a, b, analyzer) -> bool:
+    """Two known shapes of one rank with a pair of dimensions that provably differ."""
+    if a is None or b is None or len(a) != len(b):
+        return False
+    from ...relax.op.infer import provably_different
+
+    return any(provably_different(x, y, analyzer) for x, y in zip(a, b))

@@ -239,14 +239,20 @@ class TIRParser(BlockRules):
         else:
             raise self.error(node.iter, f"expected range(...), T.grid(...) or a T loop kind, got {func!r}")
         names = node.target.elts if isinstance(node.target, ast.Tuple) else [node.target]
-        if len(names) != len(loops) or not all(isinstance(n, ast.Name) for n in names):
+        # `for iters in T.grid(m, n)` (as TVM): one name for the tuple of loop variables iters_0, ...
+        as_tuple = len(loops) > 1 and isinstance(node.target, ast.Name)
+        var_names = [f"{node.target.id}_{k}" for k in range(len(loops))] if as_tuple else \
+            [n.id if isinstance(n, ast.Name) else None for n in names]
+        if len(var_names) != len(loops) or None in var_names:
             raise self.error(node.target, f"expected {len(loops)} loop variable name(s)")
         loop_vars = []
-        for (_, extent, *_), name in zip(loops, names):
-            var = tir_expr.Var(name.id, extent.dtype)
+        for (_, extent, *_), name in zip(loops, var_names):
+            var = tir_expr.Var(name, extent.dtype)
             loop_vars.append(var)
             self.loop_extents[id(var)] = extent
-        body = self.scoped_body(node.body, {n.id: v for n, v in zip(names, loop_vars)})
+        scope = {node.target.id: tuple(loop_vars)} if as_tuple else \
+            {n.id: v for n, v in zip(names, loop_vars)}
+        body = self.scoped_body(node.body, scope)
         for var, (lo, extent, kind, thread, annots) in reversed(list(zip(loop_vars, loops))):
             binding = None
             if kind is tir_stmt.ForKind.THREAD_BINDING:

@@ -87,6 +87,10 @@ def module_text(mod: IRModule) -> str:
     namespaces, body = {"I"}, []
     if mod.attrs:
         body.append(f"    I.module_attrs({StmtPrinter().value(dict(mod.attrs))})")
+    if mod.global_infos:
+        infos = ", ".join(f"{pystr(k)}: [{', '.join(repr(i) for i in v)}]"
+                          for k, v in mod.global_infos.items())
+        body.append(f"    I.module_global_infos({{{infos}}})")
     # TensorIR functions first, then the others (Relax), each group by name: TVM's order.
     for gv in sorted(mod.get_global_vars(), key=lambda g: not isinstance(mod[g], PrimFunc)):
         lines, used = _function(mod[gv], gv.name_hint)

@@ -52,7 +52,13 @@ class FunctionPrinter:
         self.p = _rx.RelaxExprPrinter(namer, metadata)
         self.namer = namer
 
-    def lines(self, name: str) -> tuple[list[str], set]:
+    def nested(self, func: relax_expr.Function) -> FunctionPrinter:
+        """A printer for a function defined in this one's body (it sees this one's names)."""
+        inner = FunctionPrinter(func, None)
+        inner.p, inner.namer = self.p, self.namer
+        return inner
+
+    def lines(self, name: str, nested: bool = False) -> tuple[list[str], set]:
         func, p = self.func, self.p
         for param in func.params:
             self.namer.define(param, param.name_hint)
@@ -65,7 +71,7 @@ class FunctionPrinter:
         options = []
         if attrs.get("global_symbol") == name:
             del attrs["global_symbol"]
-        elif "global_symbol" not in attrs:
+        elif "global_symbol" not in attrs and not nested:
             options.append("private=True")
         if not func.is_pure:
             options.append("pure=False")
@@ -74,7 +80,7 @@ class FunctionPrinter:
         head = [p.var(v) + f" = T.{v.dtype}()" for v in symbols]
         if attrs:
             head.insert(0, f"R.func_attr({p.value(attrs)})")
-        if p.uses_cls:
+        if p.uses_cls and not nested:
             head.append("cls = Module")
         lines = [deco, f"def {name}({params}){ret}:"] + [_INDENT + line for line in head + body]
         return lines, {"R"} | ({"T"} if symbols or p.uses_tir else set())
@@ -137,7 +143,9 @@ class FunctionPrinter:
             return ([f"if {p.expr(value.cond)}:"]
                     + [_INDENT + x for x in self.body_lines(value.true_branch, False, b.var)] + ["else:"]
                     + [_INDENT + x for x in self.body_lines(value.false_branch, False, b.var)])
-        if isinstance(value, relax_expr.Function | relax_expr.SeqExpr):
+        if isinstance(value, relax_expr.Function):  # a local function: a nested definition
+            return self.nested(value).lines(name, nested=True)[0]
+        if isinstance(value, relax_expr.SeqExpr):
             return [f"{name} = <unprintable {type(value).__name__}>"]
         if _implied_by_call(value, b.var.struct_info):
             return [f"{name} = {p.expr(value)}"]
@@ -190,11 +198,12 @@ def _with_metadata(lines: list[str], meta, before: str) -> list[str]:
     return lines[:at] + section + [""] + lines[at:]
 
 
-def module_script(mod: IRModule, **kwargs) -> str:
-    """The module with a metadata section for its tensor constants, if it has any."""
+def module_script(mod: IRModule, show_constants: bool = True, **kwargs) -> str:
+    """The module with a metadata section for its tensor constants, if it has any (their count
+    only, with `show_constants=False`)."""
     from . import module_text
 
-    meta = _rx.Metadata()
+    meta = _rx.Metadata(show_constants)
     _METADATA.append(meta)
     try:
         text = module_text(mod)
@@ -203,11 +212,11 @@ def module_script(mod: IRModule, **kwargs) -> str:
     return "\n".join(_with_metadata(text.split("\n"), meta, "@I.ir_module"))
 
 
-def function_script(func: relax_expr.Function, name: str) -> str:
+def function_script(func: relax_expr.Function, name: str, show_constants: bool = True) -> str:
     """A standalone function: header, metadata section and the function."""
     from . import _header
 
-    meta = _rx.Metadata()
+    meta = _rx.Metadata(show_constants)
     _METADATA.append(meta)
     try:
         lines, used = function_lines(func, name)
@@ -257,9 +266,12 @@ def _register() -> None:
     from . import register_function_printer, register_printer, register_repr_printer
 
     register_function_printer(relax_expr.Function, function_lines)
+    # a module-level runtime function: `name = R.ExternFunc("symbol")` in the class body
+    register_function_printer(relax_expr.ExternFunc, lambda func, name: (
+        [f"{name} = {_rx.RelaxExprPrinter(standalone=True).expr(func)}"], {"R"}))
     register_printer(IRModule, module_script)
     register_printer(relax_expr.Expr, lambda node, **kw: function_script(
-        node, kw.get("name") or node.attrs.get("global_symbol") or "main")
+        node, kw.get("name") or node.attrs.get("global_symbol") or "main", kw.get("show_constants", True))
         if isinstance(node, relax_expr.Function) else expr_text(node))
     register_printer(relax_expr.Binding, lambda node, **kw: binding_text(node))
     register_printer(relax_expr.BindingBlock, lambda node, **kw: block_text(node))

@@ -34,11 +34,13 @@ _CONSTANT_KEY = "relax.expr.Constant"
 
 
 class Metadata:
-    """Tensor constants of the module being printed, referred to by index."""
+    """Tensor constants of the module being printed, referred to by index; `show=False` prints
+    a one-line count instead of their values (TVM's `show_meta=False`)."""
 
-    def __init__(self):
+    def __init__(self, show: bool = True):
         self.constants: list = []
         self._index: dict[int, int] = {}
+        self.show = show
 
     def ref(self, const) -> str:
         if id(const) not in self._index:
@@ -50,9 +52,19 @@ class Metadata:
         """The section `metadata = {...}` that the references resolve against."""
         if not self.constants:
             return []
+        if not self.show:
+            count = len(self.constants)
+            return [f"# metadata: {count} tensor constant{'s' if count != 1 else ''} (not printed)"]
         lines = [f'metadata = {{"{_CONSTANT_KEY}": [']
         lines += [f"    {tensor_text(c.data.numpy())}," for c in self.constants]
         return lines + ["]}"]
+
+
+# calls printed `R.op(callee, (args,), out_sinfo=...)`, and calls whose first argument is a
+# global function printed by name
+_DPS_CALLS = ("relax.call_tir", "relax.call_tir_inplace", "relax.call_dps_packed")
+_PACKED_CALLS = ("relax.call_pure_packed", "relax.call_inplace_packed")
+_FORMAT_CALLS = ("relax.print", "relax.assert_op")
 
 
 def scalar_text(value) -> str:
@@ -224,16 +236,24 @@ class RelaxExprPrinter:
         op = call.op
         op_name = getattr(op, "name", None) if not isinstance(op, relax_expr.Expr | GlobalVar) else None
         sinfos = [self.sinfo(s) for s in call.sinfo_args]
-        if op_name == "relax.call_tir":
-            args = [self.expr(a) for a in call.args[:2]]
+        if op_name in _DPS_CALLS:
+            args = [self.packed_callee(call.args[0]), self.expr(call.args[1])]
             out = sinfos[0] if sinfos else "R.Object"
             if call.sinfo_args and isinstance(call.sinfo_args[0], relax_sinfo.TupleStructInfo):
                 out = "[" + ", ".join(self.sinfo(f) for f in call.sinfo_args[0].fields) + "]"
             args.append(f"out_sinfo={out}")
             if len(call.args) > 2:
                 args.append(f"tir_vars={self.expr(call.args[2])}")
-            return f"R.call_tir({', '.join(args)})"
+            args += [f"{k}={self.value(v)}" for k, v in call.attrs.items()]
+            return f"R.{op_name.removeprefix('relax.')}({', '.join(args)})"
+        if op_name in _FORMAT_CALLS:  # R.print(*values, format=...), R.assert_op(cond, *values, format=...)
+            first = 1 if op_name == "relax.assert_op" else 0
+            values = [self.expr(a) for a in call.args[:first] + call.args[first + 1:]]
+            values.append(f"format={self.expr(call.args[first])}")
+            return f"R.{op_name.removeprefix('relax.')}({', '.join(values)})"
         args = [self.expr(a) for a in call.args]
+        if op_name in _PACKED_CALLS and call.args:
+            args[0] = self.packed_callee(call.args[0])
         args += [f"{k}={self.value(v)}" for k, v in call.attrs.items()]
         if sinfos:
             args.append("sinfo_args=" + (sinfos[0] if len(sinfos) == 1 else f"[{', '.join(sinfos)}]"))
@@ -241,6 +261,12 @@ class RelaxExprPrinter:
             return f"R.call_packed({', '.join([pystr(op.global_symbol)] + args)})"
         callee = "R." + op_name.removeprefix("relax.") if isinstance(op_name, str) else self.expr(op)
         return f"{callee}({', '.join(args)})"
+
+    def packed_callee(self, func) -> str:
+        """A callee that names a global function prints as its name, as TVM prints it."""
+        if isinstance(func, relax_expr.ExternFunc):
+            return pystr(func.global_symbol)
+        return self.expr(func)
 
     def value(self, v) -> str:
         """An attribute value: strings, numbers, None, lists, dicts, PrimExprs."""

@@ -14,7 +14,9 @@ from .activation import (
     hardswish,
     leaky_relu,
     log_softmax,
+    prelu,
     relu,
+    relu6,
     selu,
     silu,
     softmax,
@@ -22,8 +24,11 @@ from .activation import (
 )
 from .attention import *  # noqa: F403
 from .conv import *  # noqa: F403
+from .dense import batch_flatten, dense
+from .loss import *  # noqa: F403
 from .norm import *  # noqa: F403
 from .pad import *  # noqa: F403
 from .pooling import *  # noqa: F403
+from .upsampling import upsampling
 
 __all__ = [name for name in dir() if not name.startswith("_")]

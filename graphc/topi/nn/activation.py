@@ -30,6 +30,22 @@ def leaky_relu(x: te.Tensor, alpha: float = 0.01) -> te.Tensor:
     return elemwise(x, lambda v: _e.select(v > _c(0, v), v, v * _c(alpha, v)), "compute")
 
 
+def relu6(x: te.Tensor) -> te.Tensor:
+    """`min(max(x, 0), 6)`."""
+    return elemwise(x, lambda v: _op.min(_op.max(v, _c(0, v)), _c(6, v)), "T_relu6")
+
+
+def prelu(x: te.Tensor, slope: te.Tensor, axis: int = 1) -> te.Tensor:
+    """`x` where positive, else `slope[c] * x`, `c` the index along `axis` (one slope per channel)."""
+    axis %= len(x.shape)
+
+    def f(*i):
+        v = x(*i)
+        return _e.select(v > _c(0, v), v, v * slope(i[axis]))
+
+    return te.compute(x.shape, f, name="compute")
+
+
 def gelu(x: te.Tensor) -> te.Tensor:
     """`x * Phi(x)` with the exact normal CDF `0.5 * (1 + erf(x / sqrt(2)))`."""
     return elemwise(

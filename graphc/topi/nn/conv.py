@@ -242,5 +242,13 @@ def conv2d_transpose(data, weight, strides=1, padding=0, output_padding=0, dilat
                           kernel_layout, out_layout, out_dtype, name="conv2d_transpose")
 
 
-__all__ = ["conv1d", "conv1d_transpose", "conv2d", "conv2d_transpose", "conv3d", "conv_nd",
-           "conv_transpose_nd"]
+def conv3d_transpose(data, weight, strides=1, padding=0, output_padding=0, dilation=1, groups: int = 1,
+                     data_layout: str = "NCDHW", kernel_layout: str = "IODHW", out_layout: str | None = None,
+                     out_dtype: str | None = None):
+    """3-d transposed convolution (`conv_transpose_nd` on 5-d tensors)."""
+    return conv_transpose_nd(data, weight, strides, padding, output_padding, dilation, groups, data_layout,
+                          kernel_layout, out_layout, out_dtype, name="conv3d_transpose")
+
+
+__all__ = ["conv1d", "conv1d_transpose", "conv2d", "conv2d_transpose", "conv3d", "conv3d_transpose",
+           "conv_nd", "conv_transpose_nd"]

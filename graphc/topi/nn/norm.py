@@ -51,8 +51,10 @@ def _param_index(index, axes):
     return tuple(index[a] for a in axes)
 
 
-def layer_norm(x: te.Tensor, gamma: te.Tensor, beta: te.Tensor, axis, epsilon: float = 1e-5) -> te.Tensor:
-    """`(x - mean) / sqrt(var + eps) * gamma + beta`, statistics over `axis` (gamma/beta shaped so)."""
+def layer_norm(x: te.Tensor, gamma: te.Tensor, beta: te.Tensor, axis, epsilon: float = 1e-5,
+               center: bool = True, scale: bool = True) -> te.Tensor:
+    """`(x - mean) / sqrt(var + eps) * gamma + beta`, statistics over `axis` (gamma/beta shaped so);
+    `scale=False` / `center=False` leave out gamma / beta (TVM's flags)."""
     axes = reduce_axes(len(x.shape), axis)
     mean, sq = _stats(x, axes, False)
 
@@ -62,7 +64,9 @@ def layer_norm(x: te.Tensor, gamma: te.Tensor, beta: te.Tensor, axis, epsilon: f
         var = sq(*r) - m * m
         norm = (x(*i) - m) * _op.rsqrt(var + _e.const(epsilon, x.dtype))
         p = _param_index(i, axes)
-        return norm * gamma(*p) + beta(*p)
+        if scale:
+            norm = norm * gamma(*p)
+        return norm + beta(*p) if center else norm
 
     return te.compute(x.shape, f, name="T_layer_norm")
 
@@ -79,16 +83,63 @@ def rms_norm(x: te.Tensor, weight: te.Tensor, axis, epsilon: float = 1e-5) -> te
     return te.compute(x.shape, f, name="T_rms_norm")
 
 
-def batch_norm(x, gamma, beta, moving_mean, moving_var, axis: int = 1, epsilon: float = 1e-5):
-    """Inference batch norm along channel `axis`: returns (out, moving_mean, moving_var) copies."""
+def _batch_stats(x, axis: int):
+    """Mean and biased variance of `x` over every axis but `axis` (two passes: sums, then
+    centered squares), shaped like that axis."""
+    others = [k for k in range(len(x.shape)) if k != axis]
+    if not others:
+        zero = _e.const(0.0, x.dtype)
+        return x, te.compute(x.shape, lambda c: zero, name="T_batch_var")
+    count = _e.const(1, "int64")
+    for k in others:
+        count = count * x.shape[k]
+    count = _e.cast(count, x.dtype)
+
+    def index(c, rvars):
+        full = list(rvars)
+        full.insert(axis, c)
+        return tuple(full)
+
+    rs = [te.reduce_axis((0, x.shape[k]), f"r{k}") for k in others]
+    total = te.compute((x.shape[axis],), lambda c: te.sum(x(*index(c, rs)), axis=rs), name="T_batch_sum")
+    mean = te.compute((x.shape[axis],), lambda c: total(c) / count, name="T_batch_mean")
+    vs = [te.reduce_axis((0, x.shape[k]), f"v{k}") for k in others]
+    squares = te.compute((x.shape[axis],), lambda c: te.sum(
+        (x(*index(c, vs)) - mean(c)) * (x(*index(c, vs)) - mean(c)), axis=vs), name="T_batch_squares")
+    var = te.compute((x.shape[axis],), lambda c: squares(c) / count, name="T_batch_var")
+    return mean, var
+
+
+def batch_norm(x, gamma, beta, moving_mean, moving_var, axis: int = 1, epsilon: float = 1e-5,
+               center: bool = True, scale: bool = True, training: bool = False, momentum: float = 0.1):
+    """Batch norm along channel `axis`: returns (out, mean, var) as TVM's topi does.
+
+    Inference (`training=False`) normalizes with the moving statistics and returns them as
+    they are. Training normalizes with the batch's mean and (biased) variance over every
+    other axis and returns the moving statistics updated with `momentum`:
+    `(1 - momentum) * moving + momentum * batch`.
+    """
     axis %= len(x.shape)
+    if training:
+        mean, var = _batch_stats(x, axis)
+    else:
+        mean, var = moving_mean, moving_var
 
     def f(*i):
         c = i[axis]
-        norm = (x(*i) - moving_mean(c)) * _op.rsqrt(moving_var(c) + _e.const(epsilon, x.dtype))
-        return norm * gamma(c) + beta(c)
+        out = (x(*i) - mean(c)) * _op.rsqrt(var(c) + _e.const(epsilon, x.dtype))
+        if scale:
+            out = out * gamma(c)
+        return out + beta(c) if center else out
 
     out = te.compute(x.shape, f, name="T_batch_norm")
+    if training:
+        keep, step = _e.const(1.0 - momentum, x.dtype), _e.const(momentum, x.dtype)
+        new_mean = te.compute(moving_mean.shape, lambda i: moving_mean(i) * keep + mean(i) * step,
+                              name="T_moving_mean")
+        new_var = te.compute(moving_var.shape, lambda i: moving_var(i) * keep + var(i) * step,
+                             name="T_moving_var")
+        return [out, new_mean, new_var]
     mean = te.compute(moving_mean.shape, lambda i: moving_mean(i), name="T_moving_mean")
     var = te.compute(moving_var.shape, lambda i: moving_var(i), name="T_moving_var")
     return [out, mean, var]

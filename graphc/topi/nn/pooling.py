@@ -103,25 +103,42 @@ def pool(data: te.Tensor, pool_type: str, pool_size, strides=1, padding=0, dilat
     return te.compute(out_shape, fdiv, name=name)
 
 
-def pool1d(data, pool_type: str, pool_size, strides=1, padding=0, dilation=1, ceil_mode: bool = False,
-           count_include_pad: bool = False, layout: str = "NCW", out_layout: str | None = None):
-    """1-d pool (`pool` on 3-d tensors)."""
+_TVM_ORDER = ("kernel", "stride", "dilation", "padding", "pool_type", "ceil_mode", "layout",
+              "count_include_pad")
+
+
+def _pool_nd(nd: int, layout: str):
+    """`poolNd` in both spellings: graphc's `(data, pool_type, pool_size, strides, padding, dilation,
+    ceil_mode, count_include_pad, layout, out_layout)` and TVM's topi `(data, kernel, stride,
+    dilation, padding, pool_type, ceil_mode=False, layout=..., count_include_pad=True)` (told
+    apart by the second argument: a pool type string, or a kernel size)."""
+
+    def compute(data, *args, **kwargs):
+        tvm_form = "kernel" in kwargs or (args and not isinstance(args[0], str))
+        if not tvm_form:
+            return _graphc_pool(data, *args, **{"layout": layout, **kwargs})
+        given = dict(zip(_TVM_ORDER, args))
+        overlap = set(given) & set(kwargs)
+        if overlap:
+            raise TypeError(f"pool{nd}d got multiple values for {sorted(overlap)}")
+        given.update(kwargs)
+        return pool(data, given["pool_type"], given["kernel"], given.get("stride", 1),
+                    given.get("padding", 0), given.get("dilation", 1), given.get("ceil_mode", False),
+                    given.get("count_include_pad", True), given.get("layout", layout))
+
+    compute.__name__ = compute.__qualname__ = f"pool{nd}d"
+    compute.__doc__ = f"{nd}-d pool (`pool` on {nd + 2}-d tensors), in graphc's or TVM's spelling."
+    return compute
+
+
+def _graphc_pool(data, pool_type: str, pool_size, strides=1, padding=0, dilation=1,
+                 ceil_mode: bool = False, count_include_pad: bool = False, layout: str | None = None,
+                 out_layout: str | None = None):
     return pool(data, pool_type, pool_size, strides, padding, dilation, ceil_mode, count_include_pad,
                 layout, out_layout)
 
 
-def pool2d(data, pool_type: str, pool_size, strides=1, padding=0, dilation=1, ceil_mode: bool = False,
-           count_include_pad: bool = False, layout: str = "NCHW", out_layout: str | None = None):
-    """2-d pool (`pool` on 4-d tensors)."""
-    return pool(data, pool_type, pool_size, strides, padding, dilation, ceil_mode, count_include_pad,
-                layout, out_layout)
-
-
-def pool3d(data, pool_type: str, pool_size, strides=1, padding=0, dilation=1, ceil_mode: bool = False,
-           count_include_pad: bool = False, layout: str = "NCDHW", out_layout: str | None = None):
-    """3-d pool (`pool` on 5-d tensors)."""
-    return pool(data, pool_type, pool_size, strides, padding, dilation, ceil_mode, count_include_pad,
-                layout, out_layout)
+pool1d, pool2d, pool3d = _pool_nd(1, "NCW"), _pool_nd(2, "NCHW"), _pool_nd(3, "NCDHW")
 
 
 def _max_window(size, out):

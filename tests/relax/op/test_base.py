@@ -40,3 +40,11 @@ def test_call_tir_errors():
         bb.normalize(R.Call(op, [GlobalVar("f"), R.Tuple([x]), x], sinfo_args=[out]))
     with pytest.raises(TypeInferenceError, match="out_sinfo to be tensor struct info"):
         R.op.call_tir(GlobalVar("f"), [x], R.ShapeStructInfo((1,)))
+
+
+def test_call_tir_takes_tvms_out_ty_and_scalar_arguments():
+    m = tir.Var("m", "int64")
+    out = R.TensorStructInfo((1,), "int64")
+    call = R.op.call_tir(GlobalVar("f"), (m,), out_ty=out)
+    assert call.sinfo_args == (out,)
+    assert isinstance(call.args[1].fields[0], R.PrimValue) and call.args[1].fields[0].value is m

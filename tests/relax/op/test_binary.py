@@ -166,3 +166,21 @@ def test_family_struct_info_and_errors():
         infer(R.op.where(var((3,), "bool"), var((2,)), var((2,))))
     for name in [*ARITH, *COMPARE, "where"]:
         assert R.Op.get(f"relax.{name}").pattern is R.OpPatternKind.kBroadcast
+
+
+def test_shifts_and_float_functions_numerics(legalize_run):
+    a = np.array([[1, 2, 3], [-8, 16, 5]], dtype="int32")
+    s = np.array([1, 2, 3], dtype="int32")
+    sinfos = [R.TensorStructInfo((N, 3), "int32"), R.TensorStructInfo((3,), "int32")]
+    np.testing.assert_array_equal(legalize_run(R.op.left_shift, sinfos, [a, s], "left_shift")[0], a << s)
+    np.testing.assert_array_equal(legalize_run(R.op.right_shift, sinfos, [a, s], "right_shift")[0], a >> s)
+    x = np.array([[1.0, -2.0, 0.5], [-0.0, 3.0, -4.0]], dtype="float32")
+    y = np.array([-1.0, 2.0, -0.0], dtype="float32")
+    fsinfos = [R.TensorStructInfo((N, 3), "float32"), R.TensorStructInfo((3,), "float32")]
+    for name, ref in (("atan2", np.arctan2), ("hypot", np.hypot), ("copysign", np.copysign)):
+        out = legalize_run(getattr(R.op, name), fsinfos, [x, y], name)[0]
+        np.testing.assert_allclose(out, ref(x, y), rtol=1e-6)
+    with pytest.raises(TypeInferenceError, match="'atan2' requires operands of a float dtype"):
+        infer(R.op.atan2(var((3,), "int32"), var((3,), "int32")))
+    with pytest.raises(TypeInferenceError, match="'left_shift' requires integer operands"):
+        infer(R.op.left_shift(var((3,)), var((3,))))

@@ -122,13 +122,31 @@ def test_batch_norm_inference(legalize_run, shape, run_shape):
     g, b, m = _x((3,), 8), _x((3,), 9), _x((3,), 10)
     v = np.random.default_rng(11).uniform(0.5, 2, (3,)).astype("float32")
     sinfos = [R.TensorStructInfo(shape, "float32")] + [R.TensorStructInfo((3,), "float32")] * 4
-    out, mean, var = legalize_run(lambda *a: R.op.nn.batch_norm(*a, axis=1, epsilon=1e-5), sinfos,
-                                  [x, g, b, m, v], "batch_norm")
+    out, mean, var = legalize_run(lambda *a: R.op.nn.batch_norm(*a, axis=1, epsilon=1e-5, training=False),
+                                  sinfos, [x, g, b, m, v], "batch_norm")
     c = (None, slice(None), None)
     ref = (x - m[c]) / np.sqrt(v[c] + 1e-5) * g[c] + b[c]
     np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-5)
     np.testing.assert_array_equal(mean, m)
     np.testing.assert_array_equal(var, v)
+
+
+@pytest.mark.parametrize("shape,run_shape", SHAPES)
+def test_batch_norm_trains_by_default(legalize_run, shape, run_shape):
+    # TVM's default: the batch's statistics normalize, and the moving ones are updated
+    x = _x(run_shape)
+    g, b, m = _x((3,), 8), _x((3,), 9), _x((3,), 10)
+    v = np.random.default_rng(11).uniform(0.5, 2, (3,)).astype("float32")
+    sinfos = [R.TensorStructInfo(shape, "float32")] + [R.TensorStructInfo((3,), "float32")] * 4
+    out, mean, var = legalize_run(lambda *a: R.op.nn.batch_norm(*a, axis=1, momentum=0.25), sinfos,
+                                  [x, g, b, m, v], "batch_norm")
+    axes = tuple(i for i in range(x.ndim) if i != 1)
+    bm, bv = x.mean(axis=axes), x.var(axis=axes)
+    c = (None, slice(None)) + (None,) * (x.ndim - 2)
+    ref = (x - bm[c]) / np.sqrt(bv[c] + 1e-5) * g[c] + b[c]
+    np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(mean, 0.75 * m + 0.25 * bm, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(var, 0.75 * v + 0.25 * bv, rtol=1e-4, atol=1e-5)
 
 
 def test_nn_struct_info_and_errors():

@@ -1,4 +1,4 @@
-"""conv1d/2d/3d and conv1d/2d_transpose: struct info, errors, legalized numerics against torch."""
+"""conv1d/2d/3d and conv1d/2d/3d_transpose: struct info, errors, legalized numerics against torch."""
 
 import numpy as np
 import pytest
@@ -91,6 +91,8 @@ TRANSPOSE_CASES = [  # (nd, data shape, weight shape, kwargs shared by relax and
                                          dilation=(1, 2), groups=2)),
     (2, (1, 2, 3, 3), (2, 3, 2, 2), dict()),
     (1, (2, 3, 5), (3, 2, 3), dict(stride=3, padding=2, output_padding=2, dilation=2)),
+    (3, (1, 4, 3, 2, 3), (4, 1, 2, 3, 2), dict(stride=(2, 1, 2), padding=(1, 0, 1), output_padding=(1, 0, 0),
+                                               groups=2)),
 ]
 
 
@@ -166,7 +168,8 @@ def test_attrs_are_complete():
     assert (numpy_ints["strides"], numpy_ints["padding"], numpy_ints["groups"]) == ((2, 2), (1, 0, 1, 0), 1)
     assert type(numpy_ints["groups"]) is int and all(type(v) is int for v in numpy_ints["padding"])
     assert R.op.nn.conv2d_transpose(x, w, output_padding=1).attrs["output_padding"] == (1, 1)
-    for name in ("conv1d", "conv2d", "conv3d", "conv1d_transpose", "conv2d_transpose"):
+    assert R.op.nn.conv3d_transpose(x, w, padding=1).attrs["padding"] == (1,) * 6
+    for name in ("conv1d", "conv2d", "conv3d", "conv1d_transpose", "conv2d_transpose", "conv3d_transpose"):
         assert R.Op.get(f"relax.nn.{name}").pattern == R.op.OpPatternKind.kOutEWiseFusable
 
 

@@ -108,3 +108,44 @@ def test_struct_info_and_errors():
 def test_pattern_is_elementwise():
     for name in [*FLOAT_OPS, *SAME_OPS, "isnan", "clip", "logical_not"]:
         assert R.Op.get(f"relax.{name}").pattern is R.OpPatternKind.kElemWise
+
+
+# --- the rest of TVM's unary family, and graphc's precise variants ---------------------------
+
+MORE_FLOAT_OPS = {  # name: (numpy reference, input range)
+    "asin": (np.arcsin, (-0.95, 0.95)), "acos": (np.arccos, (-0.95, 0.95)), "atan": (np.arctan, (-3, 3)),
+    "sinh": (np.sinh, (-3, 3)), "cosh": (np.cosh, (-3, 3)), "asinh": (np.arcsinh, (-3, 3)),
+    "acosh": (np.arccosh, (1.1, 3)), "atanh": (np.arctanh, (-0.95, 0.95)),
+    "log1p": (np.log1p, (-0.9, 2)), "expm1": (np.expm1, (-3, 3)), "log2": (np.log2, (0.1, 8)),
+    "log10": (np.log10, (0.1, 8)), "exp2": (np.exp2, (-3, 3)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MORE_FLOAT_OPS))
+def test_more_unary_numerics(legalize_run, name):
+    ref, (lo, hi) = MORE_FLOAT_OPS[name]
+    x = np.random.default_rng(1).uniform(lo, hi, (5, 3)).astype("float32")
+    out = legalize_run(getattr(R.op, name), [R.TensorStructInfo((N, 3), "float32")], [x], f"tir_{name}")[0]
+    np.testing.assert_allclose(out, ref(x), rtol=1e-5, atol=1e-6)
+
+
+def test_precise_variants_near_zero(legalize_run):
+    x = np.array([1e-7, -1e-7, 1e-4], dtype="float32")
+    sinfo = [R.TensorStructInfo((3,), "float32")]
+    np.testing.assert_allclose(legalize_run(R.op.expm1, sinfo, [x])[0], np.expm1(x), rtol=1e-6)
+    np.testing.assert_allclose(legalize_run(R.op.log1p, sinfo, [x])[0], np.log1p(x), rtol=1e-6)
+
+
+def test_erfinv_inverts_erf(legalize_run):
+    x = np.array([-1.0, -0.999, -0.5, 0.0, 0.3, 0.9, 1.0], dtype="float32")
+    out = legalize_run(R.op.erfinv, [R.TensorStructInfo((7,), "float32")], [x], "tir_erfinv")[0]
+    assert out[0] == -np.inf and out[-1] == np.inf
+    np.testing.assert_allclose(_erf(out[1:-1]), x[1:-1], rtol=1e-5, atol=1e-6)
+
+
+def test_trunc_keeps_the_dtype(legalize_run):
+    x = np.array([-2.5, -0.5, 0.5, 2.7], dtype="float32")
+    out = legalize_run(R.op.trunc, [R.TensorStructInfo((4,), "float32")], [x], "tir_trunc")[0]
+    np.testing.assert_array_equal(out, np.trunc(x))
+    with pytest.raises(TypeInferenceError, match="'acos' requires x to have a float dtype"):
+        infer(R.op.acos(R.Var("i", R.TensorStructInfo((3,), "int32"))))

@@ -201,3 +201,16 @@ def test_vars_used_only_by_dead_branch_bindings_go_in_one_run():
     after = dce(FreedByBranch)
     names = [b.var.name_hint for blk in after["main"].body.blocks for b in blk.bindings]
     assert "y" not in names
+
+
+def test_an_extern_function_is_kept():
+    bb = relax.BlockBuilder()
+    bb.add_func(relax.extern("extern_func"), "extern_func")
+    before = bb.get()
+    after = dce(before)
+    assert_structural_equal(after, before)
+    assert isinstance(after["extern_func"], relax.ExternFunc)
+    assert after["extern_func"].global_symbol == "extern_func"
+    t = relax.TensorStructInfo((2,), "float32")
+    sinfo = relax.FuncStructInfo([t], t)
+    assert relax.extern("f", sinfo).struct_info is sinfo

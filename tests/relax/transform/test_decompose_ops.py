@@ -43,7 +43,7 @@ def batch_norm_module(shape=(2, 3, 4, 4), axis=1, epsilon=1e-5):
     bb = relax.BlockBuilder()
     with bb.function("main", [x, *params]):
         with bb.dataflow():
-            bn = bb.emit(relax.op.nn.batch_norm(x, *params, axis=axis, epsilon=epsilon))
+            bn = bb.emit(relax.op.nn.batch_norm(x, *params, axis=axis, epsilon=epsilon, training=False))
             out = bb.emit(relax.TupleGetItem(bn, 0))
             gv = bb.emit_output(relax.op.nn.relu(out))
         bb.emit_func_output(gv)

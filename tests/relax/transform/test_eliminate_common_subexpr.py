@@ -181,3 +181,20 @@ def test_match_casts_to_different_struct_info_are_different():
             return (a, b)
 
     assert relax.transform.EliminateCommonSubexpr()(Casts)["main"] is Casts["main"]
+
+
+def test_allocations_with_equal_arguments_stay_two_buffers():
+    @I.ir_module
+    class Before:
+        @R.function
+        def main(x: R.Tensor((2, 3), "float32")):
+            a = R.builtin.alloc_tensor(R.shape([64]), R.dtype("int32"), R.prim_value(0))
+            b = R.builtin.alloc_tensor(R.shape([64]), R.dtype("int32"), R.prim_value(0))
+            s1 = R.vm.alloc_storage(R.shape([64]), runtime_device_index=0, dtype="uint8")
+            s2 = R.vm.alloc_storage(R.shape([64]), runtime_device_index=0, dtype="uint8")
+            c = R.vm.alloc_tensor(s1, offset=0, shape=R.shape([16]), dtype="int32")
+            d = R.vm.alloc_tensor(s1, offset=0, shape=R.shape([16]), dtype="int32")
+            out = R.add(a, b)
+            return out
+
+    check(Before, Before)

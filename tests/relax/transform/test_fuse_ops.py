@@ -302,7 +302,7 @@ def test_elementwise_chain():
     expected = make_module("""
 @R.function(private=True)
 def fused_exp_add_relu(x: R.Tensor((4,), "float32"), y: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float32"):
-    R.func_attr({"Primitive": 1})
+    R.func_attr({"Primitive": True})
     cls = Module
     with R.dataflow():
         lv0 = R.call_tir(cls.exp, (x,), out_sinfo=R.Tensor((4,), "float32"))
@@ -327,7 +327,7 @@ def test_diamond():
     expected = make_module("""
 @R.function(private=True)
 def fused_exp_relu_exp_add(x: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float32"):
-    R.func_attr({"Primitive": 1})
+    R.func_attr({"Primitive": True})
     cls = Module
     with R.dataflow():
         lv0 = R.call_tir(cls.exp, (x,), out_sinfo=R.Tensor((4,), "float32"))
@@ -354,7 +354,7 @@ def test_out_elementwise_fusable_takes_its_epilogue_not_its_prologue():
     expected = make_module("""
 @R.function(private=True)
 def fused_matmul_add2d_relu2d(x: R.Tensor((4, 4), "float32"), lv: R.Tensor((4, 4), "float32"), b: R.Tensor((4,), "float32")) -> R.Tensor((4, 4), "float32"):
-    R.func_attr({"Primitive": 1})
+    R.func_attr({"Primitive": True})
     cls = Module
     with R.dataflow():
         lv1 = R.call_tir(cls.matmul, (x, lv), out_sinfo=R.Tensor((4, 4), "float32"))
@@ -397,7 +397,7 @@ def test_reduction_takes_its_prologue_but_not_its_epilogue():
     expected = make_module("""
 @R.function(private=True)
 def fused_exp_sum(x: R.Tensor((4,), "float32")) -> R.Tensor((), "float32"):
-    R.func_attr({"Primitive": 1})
+    R.func_attr({"Primitive": True})
     cls = Module
     with R.dataflow():
         lv0 = R.call_tir(cls.exp, (x,), out_sinfo=R.Tensor((4,), "float32"))
@@ -422,7 +422,7 @@ def test_split_tuple_get_item_and_add():
     expected = make_module("""
 @R.function(private=True)
 def fused_exp8_split_add(x: R.Tensor((8,), "float32")) -> R.Tensor((4,), "float32"):
-    R.func_attr({"Primitive": 1})
+    R.func_attr({"Primitive": True})
     cls = Module
     with R.dataflow():
         lv0 = R.call_tir(cls.exp8, (x,), out_sinfo=R.Tensor((8,), "float32"))
@@ -449,7 +449,7 @@ def test_tuple_valued_group_output():
     expected = make_module("""
 @R.function(private=True)
 def fused_exp8_split(x: R.Tensor((8,), "float32")) -> R.Tuple(R.Tensor((4,), "float32"), R.Tensor((4,), "float32")):
-    R.func_attr({"Primitive": 1})
+    R.func_attr({"Primitive": True})
     cls = Module
     with R.dataflow():
         lv0 = R.call_tir(cls.exp8, (x,), out_sinfo=R.Tensor((8,), "float32"))
@@ -474,7 +474,7 @@ def test_concat_takes_its_elementwise_inputs():
     expected = make_module("""
 @R.function(private=True)
 def fused_exp_relu_concat(x: R.Tensor((4,), "float32"), y: R.Tensor((4,), "float32")) -> R.Tensor((8,), "float32"):
-    R.func_attr({"Primitive": 1})
+    R.func_attr({"Primitive": True})
     cls = Module
     with R.dataflow():
         a = R.call_tir(cls.exp, (x,), out_sinfo=R.Tensor((4,), "float32"))
@@ -500,7 +500,7 @@ def test_symbolic_shapes_defined_by_parameters():
 @R.function(private=True)
 def fused_exp_n_relu_n(x: R.Tensor(("n",), "float32")) -> R.Tensor(("n",), "float32"):
     n = T.int64()
-    R.func_attr({"Primitive": 1})
+    R.func_attr({"Primitive": True})
     cls = Module
     with R.dataflow():
         lv0 = R.call_tir(cls.exp_n, (x,), out_sinfo=R.Tensor((n,), "float32"))
@@ -532,7 +532,7 @@ def test_symbolic_vars_not_defined_by_parameters_become_tir_vars():
 def fused_head_relu_n(x: R.Tensor(("n",), "float32"), tir_vars: R.Shape(["m"])) -> R.Tensor(("m",), "float32"):
     n = T.int64()
     m = T.int64()
-    R.func_attr({"Primitive": 1})
+    R.func_attr({"Primitive": True})
     cls = Module
     with R.dataflow():
         lv0 = R.call_tir(cls.head, (x,), out_sinfo=R.Tensor((m,), "float32"), tir_vars=R.shape([m]))
@@ -572,7 +572,7 @@ def test_max_depth_limits_group_size():
     expected = make_module("""
 @R.function(private=True)
 def fused_relu_relu(x: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float32"):
-    R.func_attr({"Primitive": 1})
+    R.func_attr({"Primitive": True})
     cls = Module
     with R.dataflow():
         lv0 = R.call_tir(cls.relu, (x,), out_sinfo=R.Tensor((4,), "float32"))
@@ -728,7 +728,7 @@ def test_primitive_functions_and_other_functions():
     before = make_module("""
 @R.function(private=True)
 def fused_exp_relu(x: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float32"):
-    R.func_attr({"Primitive": 1})
+    R.func_attr({"Primitive": True})
     cls = Module
     with R.dataflow():
         lv0 = R.call_tir(cls.exp, (x,), out_sinfo=R.Tensor((4,), "float32"))

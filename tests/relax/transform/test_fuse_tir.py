@@ -451,7 +451,7 @@ def test_hand_written_primitive_function_with_tuple_parameter():
     before = module_text(PRIMS["add"] + PRIMS["relu"] + """
 @R.function(private=True)
 def fused_add_relu(t: R.Tuple(R.Tensor((4,), "float32"), R.Tensor((4,), "float32"))) -> R.Tensor((4,), "float32"):
-    R.func_attr({"Primitive": 1})
+    R.func_attr({"Primitive": True})
     cls = Module
     with R.dataflow():
         a = t[0]
@@ -481,7 +481,7 @@ def test_unsupported_primitive_function_is_left_alone():
     before = module_text(PRIMS["relu"] + """
 @R.function(private=True)
 def fused_exp_relu(x: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float32"):
-    R.func_attr({"Primitive": 1})
+    R.func_attr({"Primitive": True})
     cls = Module
     with R.dataflow():
         lv = R.exp(x)
@@ -535,7 +535,7 @@ def test_primitive_function_returning_its_input_is_left_alone():
     before = module_text(PRIMS["relu"] + """
 @R.function(private=True)
 def fused_relu_pass(x: R.Tensor((4,), "float32")) -> R.Tuple(R.Tensor((4,), "float32"), R.Tensor((4,), "float32")):
-    R.func_attr({"Primitive": 1})
+    R.func_attr({"Primitive": True})
     cls = Module
     with R.dataflow():
         gv = R.call_tir(cls.relu, (x,), out_sinfo=R.Tensor((4,), "float32"))

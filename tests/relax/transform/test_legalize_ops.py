@@ -169,7 +169,7 @@ abs add arange argmax argmin astype bitwise_and bitwise_not bitwise_or bitwise_x
 clip concat cos divide equal erf exp expand_dims flatten flip floor floor_divide floor_mod full
 full_like greater greater_equal isfinite isinf isnan less less_equal log logical_and logical_not
 logical_or logical_xor matmul max maximum mean min minimum mod multiply negative nn.batch_norm
-nn.dropout nn.elu nn.gelu nn.gelu_tanh nn.hardsigmoid nn.hardswish nn.layer_norm nn.leaky_relu
+nn.dropout nn.elu nn.gelu nn.gelu_tanh nn.hardsigmoid nn.hardswish nn.layer_norm nn.leakyrelu
 nn.log_softmax nn.relu nn.rms_norm nn.selu nn.silu nn.softmax nn.softplus not_equal ones ones_like
 permute_dims power prod repeat reshape round rsqrt sigmoid sign sin split sqrt square squeeze stack
 std strided_slice subtract sum take tan tanh tile tril triu variance where zeros zeros_like

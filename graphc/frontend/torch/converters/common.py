@@ -90,15 +90,5 @@ def shape_values(values) -> list:
     return out
 
 
-def te_map(importer, fn, name: str, *tensors):
-    """`call_tir` of `fn(*elements)` over the broadcast shape of `tensors`: for the scalar
-    intrinsics (`tir.atan`, `tir.shift_left`, ...) that have no Relax operator."""
-    from ....topi.broadcast import broadcast_compute
-
-    return importer.bb.call_te(
-        lambda *ts: broadcast_compute(fn, f"T_{name}", *ts), *tensors, primfunc_name_hint=name
-    )
-
-
 def is_float(dtype: str) -> bool:
     return dtype.startswith(("float", "bfloat"))

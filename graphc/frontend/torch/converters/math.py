@@ -1,52 +1,39 @@
-"""Elementwise math without a Relax operator of its own: inverse trigonometric and hyperbolic
-functions, `log1p`/`expm1`-style precise variants, `atan2`/`hypot`/`copysign`, bit shifts,
-NaN-aware `fmax`/`fmin`, `erfinv`, `round(decimals=)`, `signbit`, `angle`.
+"""Elementwise math: inverse trigonometric and hyperbolic functions, `log1p`/`expm1`-style
+precise variants, `atan2`/`hypot`/`copysign`, bit shifts, NaN-aware `fmax`/`fmin`, `erfinv`,
+`round(decimals=)`, `signbit`, `angle`.
 
-Most map one-to-one onto a TIR intrinsic through `te_map` (a `call_tir` of an elementwise TE
-compute); the rest are short compositions of Relax operators.
+Most map one-to-one onto a Relax operator of the registry; the rest are short compositions
+of Relax operators.
 """
 
 from __future__ import annotations
 
 import math
 
-from .... import relax, tir
-from .common import cast, dtype_of, is_float, operand, result_dtype, te_map
+from .... import relax
+from .common import cast, dtype_of, is_float, operand, result_dtype
 from .registry import converter
 
 op = relax.op
 
-_INTRINSIC_UNARY = {
-    "asin": tir.asin,
-    "acos": tir.acos,
-    "atan": tir.atan,
-    "sinh": tir.sinh,
-    "cosh": tir.cosh,
-    "asinh": tir.asinh,
-    "acosh": tir.acosh,
-    "atanh": tir.atanh,
-    "expm1": tir.expm1,
-    "log1p": tir.log1p,
-    "log2": tir.log2,
-    "log10": tir.log10,
-    "exp2": tir.exp2,
-}
+_UNARY = ("asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "expm1", "log1p", "log2",
+          "log10", "exp2")
 _ALIASES = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arcsinh": "asinh", "arccosh": "acosh",
             "arctanh": "atanh", "special_expm1": "expm1", "special_log1p": "log1p", "special_exp2": "exp2"}
 
 
-def _intrinsic_unary(name, fn):
+def _float_unary(name):
     def convert(importer, args):
         # integer and bool inputs compute in the default float type, as the traced result says
-        return te_map(importer, fn, name, cast(args["self"], args.out_dtype))
+        return getattr(op, name)(cast(args["self"], args.out_dtype))
 
     return convert
 
 
-for _name, _fn in _INTRINSIC_UNARY.items():
-    converter(f"aten.{_name}.default", f"aten.{_name}_.default")(_intrinsic_unary(_name, _fn))
+for _name in _UNARY:
+    converter(f"aten.{_name}.default", f"aten.{_name}_.default")(_float_unary(_name))
 for _alias, _name in _ALIASES.items():
-    converter(f"aten.{_alias}.default")(_intrinsic_unary(_name, _INTRINSIC_UNARY[_name]))
+    converter(f"aten.{_alias}.default")(_float_unary(_name))
 
 
 @converter("aten.trunc.default", "aten.trunc_.default", "aten.fix.default")
@@ -54,7 +41,7 @@ def _trunc(importer, args):
     x = args["self"]
     if not is_float(dtype_of(x)):
         return x  # integers are already whole
-    return te_map(importer, tir.trunc, "trunc", x)
+    return op.trunc(x)
 
 
 @converter("aten.erfc.default", "aten.special_erfc.default")
@@ -64,52 +51,32 @@ def _erfc(importer, args):
     return op.subtract(relax.const(1, dtype_of(x)), op.erf(x))
 
 
-def _erfinv_scalar(x):
-    """Giles' single-precision approximation, refined by one Newton step on erf(y) = x."""
-    dtype = x.dtype
-    f = lambda v: tir.const(v, dtype)  # noqa: E731
-    w = -tir.log((f(1.0) - x) * (f(1.0) + x))
-    central, tail = w - f(2.5), tir.sqrt(w) - f(3.0)
-    p_central = f(2.81022636e-08)
-    for c in (3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503,
-              -0.00417768164, 0.246640727, 1.50140941):
-        p_central = f(c) + p_central * central
-    p_tail = f(-0.000200214257)
-    for c in (0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
-              0.00943887047, 1.00167406, 2.83297682):
-        p_tail = f(c) + p_tail * tail
-    y = tir.Select(w < f(5.0), p_central, p_tail, dtype) * x
-    y = y - (tir.erf(y) - x) / (f(2.0 / math.sqrt(math.pi)) * tir.exp(-y * y))
-    edge = tir.copysign(tir.infinity(dtype), x)
-    return tir.Select(tir.EQ(tir.fabs(x), f(1.0)), edge, y, dtype)
-
-
 @converter("aten.erfinv.default", "aten.erfinv_.default", "aten.special_erfinv.default")
 def _erfinv(importer, args):
-    return te_map(importer, _erfinv_scalar, "erfinv", cast(args["self"], args.out_dtype))
+    return op.erfinv(cast(args["self"], args.out_dtype))
 
 
-_INTRINSIC_BINARY = {"atan2": tir.atan2, "arctan2": tir.atan2, "hypot": tir.hypot}
+_FLOAT_BINARY = {"atan2": "atan2", "arctan2": "atan2", "hypot": "hypot"}
 
 
-def _intrinsic_binary(name, fn):
+def _float_binary(name):
     def convert(importer, args):
         dtype = args.out_dtype
         a, b = operand(args["self"], dtype), operand(args["other"], dtype)
-        return te_map(importer, fn, name, a, b)
+        return getattr(op, name)(a, b)
 
     return convert
 
 
-for _name, _fn in _INTRINSIC_BINARY.items():
-    converter(f"aten.{_name}.default", f"aten.{_name}_.default")(_intrinsic_binary(_name, _fn))
+for _name, _op_name in _FLOAT_BINARY.items():
+    converter(f"aten.{_name}.default", f"aten.{_name}_.default")(_float_binary(_op_name))
 
 
 @converter("aten.copysign.Tensor", "aten.copysign.Scalar", "aten.copysign_.Tensor")
 def _copysign(importer, args):
     dtype = args.out_dtype
     a, b = operand(args["self"], dtype), operand(args["other"], dtype)
-    return te_map(importer, tir.copysign, "copysign", a, b)
+    return op.copysign(a, b)
 
 
 @converter("aten.fmax.default", "aten.fmin.default")
@@ -125,10 +92,10 @@ def _fmax(importer, args):
 
 
 _SHIFTS = {
-    "aten.__lshift__": tir.shift_left,
-    "aten.bitwise_left_shift": tir.shift_left,
-    "aten.__rshift__": tir.shift_right,
-    "aten.bitwise_right_shift": tir.shift_right,
+    "aten.__lshift__": "left_shift",
+    "aten.bitwise_left_shift": "left_shift",
+    "aten.__rshift__": "right_shift",
+    "aten.bitwise_right_shift": "right_shift",
 }
 
 
@@ -138,18 +105,16 @@ def _shift(importer, args):
     if is_float(dtype):
         raise args.unsupported("self", "must be an integer tensor to shift")
     a, b = operand(args["self"], dtype), operand(args["other"], dtype)
-    fn = _SHIFTS[args.op.rsplit(".", 1)[0]]
-    name = "shift_left" if fn is tir.shift_left else "shift_right"
-    return te_map(importer, fn, name, a, b)
+    return getattr(op, _SHIFTS[args.op.rsplit(".", 1)[0]])(a, b)
 
 
 @converter("aten.signbit.default")
 def _signbit(importer, args):
     x = args["self"]
     dtype = dtype_of(x)
-    if is_float(dtype):  # -0.0 and -nan have their sign bit set too
-        return te_map(importer, lambda v: tir.copysign(tir.const(1.0, dtype), v) < tir.const(0.0, dtype),
-                      "signbit", x)
+    if is_float(dtype):  # -0.0 and -nan have their sign bit set too: copysign(1, x) < 0
+        sign = importer.emit(op.copysign(relax.const(1.0, dtype), x))
+        return op.less(sign, relax.const(0.0, dtype))
     if dtype == "bool" or dtype.startswith("uint"):
         return op.zeros(relax.ShapeExpr(list(x.struct_info.shape_values)), "bool")
     return op.less(x, relax.const(0, dtype))

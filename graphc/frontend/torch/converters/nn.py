@@ -92,7 +92,8 @@ def _batch_norm(importer, args, x, weight, bias, mean, var, eps):
             f"{args.op} (node {args.node.name!r}): batch norm without running statistics "
             "(training mode) is not supported; export the model in eval mode"
         )
-    out = importer.emit(op.nn.batch_norm(x, weight, bias, mean, var, axis=1, epsilon=float(eps)))
+    out = importer.emit(op.nn.batch_norm(x, weight, bias, mean, var, axis=1, epsilon=float(eps),
+                                         training=False))
     return importer.emit(relax.TupleGetItem(out, 0))
 
 

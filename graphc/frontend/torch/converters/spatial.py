@@ -9,7 +9,7 @@ from .registry import converter
 
 op = relax.op
 _CONV = {1: op.nn.conv1d, 2: op.nn.conv2d, 3: op.nn.conv3d}
-_CONV_T = {1: op.nn.conv1d_transpose, 2: op.nn.conv2d_transpose}
+_CONV_T = {1: op.nn.conv1d_transpose, 2: op.nn.conv2d_transpose, 3: op.nn.conv3d_transpose}
 _MAX_POOL = {1: op.nn.max_pool1d, 2: op.nn.max_pool2d, 3: op.nn.max_pool3d}
 _AVG_POOL = {1: op.nn.avg_pool1d, 2: op.nn.avg_pool2d, 3: op.nn.avg_pool3d}
 _ADAPTIVE = {1: op.nn.adaptive_avg_pool1d, 2: op.nn.adaptive_avg_pool2d, 3: op.nn.adaptive_avg_pool3d}
@@ -71,7 +71,7 @@ def _conv(importer, args):
     return _convolution(importer, args, False, 0)
 
 
-@converter("aten.conv_transpose1d.default", "aten.conv_transpose2d.input")
+@converter("aten.conv_transpose1d.default", "aten.conv_transpose2d.input", "aten.conv_transpose3d.input")
 def _conv_transpose(importer, args):
     return _convolution(importer, args, True, args["output_padding"])
 

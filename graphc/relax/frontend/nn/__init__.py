@@ -13,9 +13,32 @@
 ['fc1_weight', 'fc1_bias', 'fc2_weight', 'fc2_bias']
 """
 
-from . import op, spec
+from . import core, modules, op, spec
 from .core import Module, Parameter, Tensor
-from .modules import GELU, Conv2D, Embedding, LayerNorm, Linear, ReLU, SiLU
+from .modules import (
+    GELU,
+    Attention,
+    Conv1D,
+    Conv2D,
+    Conv3D,
+    ConvTranspose1D,
+    Embedding,
+    GroupNorm,
+    Identity,
+    LayerNorm,
+    Linear,
+    ModuleDict,
+    ModuleList,
+    ReLU,
+    RMSNorm,
+    SiLU,
+    TimestepEmbedding,
+    Timesteps,
+)
+from .op import *  # noqa: F403  (TVM's nn.add, nn.matmul, ... at the package level)
+from .op import __all__ as _op_all
 
-__all__ = ["GELU", "Conv2D", "Embedding", "LayerNorm", "Linear", "Module", "Parameter", "ReLU", "SiLU",
-           "Tensor", "op", "spec"]
+__all__ = ["GELU", "Attention", "Conv1D", "Conv2D", "Conv3D", "ConvTranspose1D", "Embedding", "GroupNorm",
+           "Identity", "LayerNorm", "Linear", "Module", "ModuleDict", "ModuleList", "Parameter", "RMSNorm",
+           "ReLU", "SiLU", "Tensor", "TimestepEmbedding", "Timesteps", "core", "modules", "op", "spec",
+           *_op_all]

@@ -15,7 +15,7 @@ import numpy as np
 from ....tir.expr import IntImm
 from ... import expr as relax_expr
 from ...block_builder import BlockBuilder
-from ...struct_info import TensorStructInfo
+from ...struct_info import ObjectStructInfo, TensorStructInfo, TupleStructInfo
 
 _STATE = threading.local()
 
@@ -141,9 +141,13 @@ class Module:
     def __call__(self, *args, **kwargs):
         return self.forward(*args, **kwargs)
 
+    def named_children(self) -> Iterator[tuple[str, object]]:
+        """(name, value) of the attributes that may hold parameters, in attribute order."""
+        return iter(vars(self).items())
+
     def named_parameters(self, prefix: str = "") -> Iterator[tuple[str, Parameter]]:
         """(dotted name, Parameter) for every parameter in the module tree, in attribute order."""
-        for name, value in vars(self).items():
+        for name, value in self.named_children():
             path = f"{prefix}{name}"
             if isinstance(value, Parameter):
                 yield path, value
@@ -162,11 +166,11 @@ class Module:
     def export_tvm(self, spec: dict, debug: bool = False):
         """`(IRModule, [(param name, Parameter), ...])`: one Relax function per method in `spec`.
 
-        `spec` maps method names to `{input name: nn.spec.Tensor(...)}`. Each function takes
-        the inputs, then every parameter (`R.func_attr({"num_input": <inputs>})`).
+        `spec` maps method names to `{input name: nn.spec.Tensor(...)}` (a tuple or list of
+        specs is one tuple input). Each function takes the inputs, then every parameter
+        (`R.func_attr({"num_input": <inputs>})`). With `debug=True`, as in TVM, an effect object
+        `_io: R.Object` follows the inputs and the function returns `(result, (_io,))`.
         """
-        from .spec import Tensor as TensorSpec
-
         if not isinstance(spec, dict) or not spec:
             raise TypeError("export_tvm expects {method name: {input name: nn.spec.Tensor}}")
         named = [(name.replace(".", "_"), p) for name, p in self.named_parameters()]
@@ -179,18 +183,20 @@ class Module:
                 if not callable(fn):
                     raise AttributeError(f"{type(self).__name__} has no method {method!r} to export")
                 symbols: dict = {}
-                in_vars = []
-                for name, s in inputs.items():
-                    if not isinstance(s, TensorSpec):
-                        raise TypeError(f"input {name!r} of {method!r}: expected nn.spec.Tensor, got {s!r}")
-                    in_vars.append(relax_expr.Var(name, s.struct_info(symbols)))
+                in_vars = [relax_expr.Var(name, _input_sinfo(method, name, s, symbols))
+                           for name, s in inputs.items()]
+                io = [relax_expr.Var("_io", ObjectStructInfo())] if debug else []
                 param_vars = [relax_expr.Var(name, p.struct_info) for name, p in named]
-                with bb.function(method, in_vars + param_vars, attrs={"num_input": len(in_vars)}):
+                params = in_vars + io + param_vars
+                with bb.function(method, params, attrs={"num_input": len(in_vars) + len(io)}):
                     with bb.dataflow():
                         for (_, p), v in zip(named, param_vars):
                             p._expr = v
-                        out = fn(*[Tensor(v) for v in in_vars])
-                        result = bb.emit_output(_unwrap(out), "gv")
+                        args = [_input_value(v, s) for v, s in zip(in_vars, inputs.values())]
+                        out = _unwrap(fn(*args))
+                        if debug:
+                            out = relax_expr.Tuple([out, relax_expr.Tuple(io)])
+                        result = bb.emit_output(out, "gv1" if debug else "gv")
                     bb.emit_func_output(result)
         finally:
             _STATE.bb = previous
@@ -199,6 +205,25 @@ class Module:
         return bb.get(), named
 
     export = export_tvm
+
+
+def _input_sinfo(method: str, name: str, spec_value, symbols: dict):
+    from .spec import Tensor as TensorSpec
+
+    if isinstance(spec_value, TensorSpec):
+        return spec_value.struct_info(symbols)
+    if isinstance(spec_value, list | tuple) and all(isinstance(s, TensorSpec) for s in spec_value):
+        return TupleStructInfo([s.struct_info(symbols) for s in spec_value])
+    raise TypeError(f"input {name!r} of {method!r}: expected nn.spec.Tensor (or a tuple or list of them), "
+                    f"got {spec_value!r}")
+
+
+def _input_value(var: relax_expr.Var, spec_value):
+    """What `forward` receives: a Tensor, or (a tuple input) its fields bound one by one."""
+    if not isinstance(var.struct_info, TupleStructInfo):
+        return Tensor(var)
+    fields = [emit(relax_expr.TupleGetItem(var, i), "lv") for i in range(len(var.struct_info.fields))]
+    return list(fields) if isinstance(spec_value, list) else tuple(fields)
 
 
 def _unwrap(value):

@@ -14,8 +14,11 @@ from .activation import (
     hardsigmoid,
     hardswish,
     leaky_relu,
+    leakyrelu,
     log_softmax,
+    prelu,
     relu,
+    relu6,
     selu,
     silu,
     softmax,
@@ -24,6 +27,7 @@ from .activation import (
 from .attention import *  # noqa: F403
 from .convolution import *  # noqa: F403
 from .layout import *  # noqa: F403
+from .loss import *  # noqa: F403
 from .norm import *  # noqa: F403
 from .pooling import *  # noqa: F403
 

@@ -1,6 +1,6 @@
 """Activations, softmax and dropout (`relax.op.nn`), each legalized to a `topi.nn` compute.
 
-Results keep the argument's struct info; all but relu and leaky_relu need a float dtype.
+Results keep the argument's struct info; all but relu, relu6 and leakyrelu need a float dtype.
 dropout returns TVM's `(output, mask)` tuple; its legalization is the inference identity.
 
 >>> from graphc import relax
@@ -37,7 +37,8 @@ def _infer(require_float: bool):
 
 _ACTIVATIONS = {  # name: (attrs with descriptions, needs float)
     "relu": ({}, False),
-    "leaky_relu": ({"alpha": "slope for x < 0"}, False),
+    "relu6": ({}, False),
+    "leakyrelu": ({"alpha": "slope for x < 0"}, False),
     "gelu": ({}, True),
     "gelu_tanh": ({}, True),
     "silu": ({}, True),
@@ -50,10 +51,14 @@ _ACTIVATIONS = {  # name: (attrs with descriptions, needs float)
     "log_softmax": ({"axis": "the axis normalized over"}, True),
 }
 
+_TOPI_NAMES = {"leakyrelu": "leaky_relu"}  # TVM's operator names where topi's differ
+
 for _name, (_attrs, _float) in _ACTIVATIONS.items():
     _pattern = OpPatternKind.kOpaque if "softmax" in _name else OpPatternKind.kElemWise
-    register_topi_op(f"relax.nn.{_name}", 1, _infer(_float), getattr(topi.nn, _name), pattern=_pattern,
-                     attrs=_attrs, description=f"The {_name} activation.", float_only=_float)
+    _topi_name = _TOPI_NAMES.get(_name, _name)
+    register_topi_op(f"relax.nn.{_name}", 1, _infer(_float), getattr(topi.nn, _topi_name), pattern=_pattern,
+                     attrs=_attrs, description=f"The {_name} activation.", float_only=_float,
+                     prim_name=_topi_name)
 
 
 def _call(name: str, data, **attrs) -> Call:
@@ -65,9 +70,41 @@ def relu(data) -> Call:
     return _call("relu", data)
 
 
-def leaky_relu(data, alpha: float = 0.01) -> Call:
-    """`data` where positive, else `alpha * data`."""
-    return _call("leaky_relu", data, alpha=float(alpha))
+def relu6(data) -> Call:
+    """`min(max(data, 0), 6)` elementwise."""
+    return _call("relu6", data)
+
+
+def leakyrelu(data, alpha: float = 0.01) -> Call:
+    """`data` where positive, else `alpha * data` (TVM's name; `leaky_relu` is the same operator)."""
+    return _call("leakyrelu", data, alpha=float(alpha))
+
+
+leaky_relu = leakyrelu
+
+
+def _infer_prelu(call, bb):
+    x = tensor_arg(call, 0, "data")
+    alpha = tensor_arg(call, 1, "alpha")
+    if not x.is_unknown_dtype and not x.dtype.startswith(("float", "bfloat")):
+        raise TypeInferenceError(f"{op_label(call)} requires data to have a float dtype, got {x}")
+    if alpha.ndim not in (-1, 1):
+        raise TypeInferenceError(f"{op_label(call)} expects alpha to be 1-d (one slope per channel), got "
+                                 f"{alpha}")
+    if x.ndim != -1:
+        normalize_axis(call, call.attrs["axis"], x.ndim, "axis")
+    return x
+
+
+register_op("relax.nn.prelu", 2, _infer_prelu, legalize=call_topi(
+    topi.nn.prelu, "prelu", lambda call: {"axis": call.attrs["axis"]}), pattern=OpPatternKind.kInjective,
+    attrs={"axis": "the channel axis alpha runs along"}, float_only=True,
+    description="Parametric ReLU: data where positive, else alpha[channel] * data.")
+
+
+def prelu(data, alpha, axis: int = 1) -> Call:
+    """`data` where positive, else `alpha[c] * data`, `c` the index along `axis`."""
+    return Call(Op.get("relax.nn.prelu"), [data, alpha], {"axis": int(axis)})
 
 
 def gelu(data) -> Call:
@@ -148,4 +185,4 @@ def dropout(data, rate: float = 0.5) -> Call:
     return _call("dropout", data, rate=float(rate))
 
 
-__all__ = [*_ACTIVATIONS, "dropout"]
+__all__ = [*_ACTIVATIONS, "dropout", "leaky_relu", "prelu"]

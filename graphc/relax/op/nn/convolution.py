@@ -1,4 +1,4 @@
-"""Convolutions (`relax.op.nn`): conv1d/2d/3d and conv1d/2d_transpose, with TVM's attributes.
+"""Convolutions (`relax.op.nn`): conv1d/2d/3d and conv1d/2d/3d_transpose, with TVM's attributes.
 
 Attributes are stored complete: `strides` and `dilation` one value per spatial axis,
 `padding` as befores then afters (TVM's `(top, left, bottom, right)` in 2-d), and the data,
@@ -243,7 +243,7 @@ for _nd in (1, 2, 3):
         attrs=_ATTRS,
         description=f"{_nd}-d convolution (cross-correlation) with strides, padding, dilation and groups.",
     )
-for _nd in (1, 2):
+for _nd in (1, 2, 3):
     register_op(
         f"relax.nn.conv{_nd}d_transpose",
         2,
@@ -318,4 +318,13 @@ def conv2d_transpose(data, weight, strides=(1, 1), padding=(0, 0), output_paddin
                       data_layout, kernel_layout, out_layout, out_dtype, output_padding)
 
 
-__all__ = ["conv1d", "conv1d_transpose", "conv2d", "conv2d_transpose", "conv3d"]
+def conv3d_transpose(data, weight, strides=(1, 1, 1), padding=(0, 0, 0), output_padding=(0, 0, 0),
+                     dilation=(1, 1, 1), groups: int = 1, data_layout: str = "NCDHW",
+                     kernel_layout: str = "IODHW", out_layout: str | None = None,
+                     out_dtype: str | None = None) -> Call:
+    """3-d transposed convolution of `data` (N, C, D, H, W) with `weight` (C, O / groups, KD, KH, KW)."""
+    return _conv_call("relax.nn.conv3d_transpose", 3, data, weight, strides, padding, dilation, groups,
+                      data_layout, kernel_layout, out_layout, out_dtype, output_padding)
+
+
+__all__ = ["conv1d", "conv1d_transpose", "conv2d", "conv2d_transpose", "conv3d", "conv3d_transpose"]

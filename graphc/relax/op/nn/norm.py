@@ -1,5 +1,5 @@
-"""Normalizations (`relax.op.nn`): layer_norm, rms_norm, batch_norm (legalized for inference),
-group_norm and instance_norm.
+"""Normalizations (`relax.op.nn`): layer_norm, rms_norm, batch_norm (training or inference, as
+its `training` attribute says), group_norm and instance_norm.
 
 The scale/shift parameters have the shape of the normalized axes (layer_norm, rms_norm) or
 of the channel axis (batch_norm, group_norm, instance_norm); all tensors share one float
@@ -135,19 +135,21 @@ def _infer_channel_norm(call, bb):
 
 
 _EPS = {"epsilon": "added to the variance"}
-for _name, _inputs, _infer, _what in (
-    ("layer_norm", 3, _infer_layer_norm, "Layer normalization over axes, then gamma * x + beta."),
-    ("rms_norm", 2, _infer_rms_norm, "Root-mean-square normalization over axes, times weight."),
+_AFFINE = {"center": "add beta (False: skip it)", "scale": "multiply by gamma (False: skip it)"}
+for _name, _inputs, _infer, _what, _flags in (
+    ("layer_norm", 3, _infer_layer_norm, "Layer normalization over axes, then gamma * x + beta.", _AFFINE),
+    ("rms_norm", 2, _infer_rms_norm, "Root-mean-square normalization over axes, times weight.", {}),
 ):
     register_topi_op(f"relax.nn.{_name}", _inputs, _infer, getattr(topi.nn, _name),
-                     pattern=OpPatternKind.kOpaque, attrs={"axes": "the normalized axes", **_EPS},
+                     pattern=OpPatternKind.kOpaque, attrs={"axes": "the normalized axes", **_EPS, **_flags},
                      rename={"axes": "axis"}, description=_what)
 register_topi_op("relax.nn.batch_norm", 5, _infer_batch_norm, topi.nn.batch_norm,
-                 pattern=OpPatternKind.kOutEWiseFusable, attrs={"axis": "the channel axis", **_EPS},
-                 description="Batch normalization with the moving statistics (inference).")
-
-
-_AFFINE = {"center": "add beta (False: skip it)", "scale": "multiply by gamma (False: skip it)"}
+                 pattern=OpPatternKind.kOutEWiseFusable, attrs={
+                     "axis": "the channel axis", **_EPS, "center": "add beta", "scale": "multiply by gamma",
+                     "momentum": "the weight of the batch statistics in the updated moving ones",
+                     "training": "normalize with the batch's statistics and update the moving ones (TVM's "
+                                 "default); False: normalize with the moving statistics"},
+                 description="Batch normalization; returns (output, new moving mean, new moving var).")
 
 
 def _legalize_channel_norm(fn, name: str):
@@ -188,12 +190,13 @@ def _axes_attr(axes) -> tuple:
     return (int(axes),) if isinstance(axes, int) else tuple(int(a) for a in axes)
 
 
-def layer_norm(data, gamma, beta, axes=-1, epsilon: float = 1e-5) -> Call:
+def layer_norm(data, gamma, beta, axes=-1, epsilon: float = 1e-5, center: bool = True,
+               scale: bool = True) -> Call:
     """`(data - mean) / sqrt(var + epsilon) * gamma + beta`, statistics over `axes`."""
     return Call(
         Op.get("relax.nn.layer_norm"),
         [data, gamma, beta],
-        {"axes": _axes_attr(axes), "epsilon": float(epsilon)},
+        {"axes": _axes_attr(axes), "epsilon": float(epsilon), "center": bool(center), "scale": bool(scale)},
     )
 
 
@@ -204,12 +207,16 @@ def rms_norm(data, weight, axes=-1, epsilon: float = 1e-5) -> Call:
     )
 
 
-def batch_norm(data, gamma, beta, moving_mean, moving_var, axis: int = 1, epsilon: float = 1e-5) -> Call:
-    """`(output, new_mean, new_var)`; legalized for inference with the moving statistics."""
+def batch_norm(data, gamma, beta, moving_mean, moving_var, axis: int = 1, epsilon: float = 1e-5,
+               center: bool = True, scale: bool = True, momentum: float = 0.1, training: bool = True) -> Call:
+    """`(output, new_mean, new_var)`, TVM's signature and defaults: `training=True` normalizes with
+    the batch's statistics and updates the moving ones by `momentum`; `training=False` (what the
+    importers emit, and what `DecomposeOpsForInference` makes) uses the moving statistics."""
     return Call(
         Op.get("relax.nn.batch_norm"),
         [data, gamma, beta, moving_mean, moving_var],
-        {"axis": int(axis), "epsilon": float(epsilon)},
+        {"axis": int(axis), "epsilon": float(epsilon), "center": bool(center), "scale": bool(scale),
+         "momentum": float(momentum), "training": bool(training)},
     )
 
 
