@@ -100,3 +100,16 @@ def test_a_computed_size_past_the_machine_raises_memory_error_before_allocating(
     with pytest.raises(MemoryError, match=r"needs 4398046511104 bytes, more than this machine's"):
         run(np.zeros(2**10, "float32"))  # 2**40 float32: 4 TiB, no int64 overflow
     assert run(np.zeros(2, "float32")).shape == (16,)  # still usable
+
+
+def test_a_negative_constant_size_is_left_to_the_run_time_check():
+    x = R.Var("x", R.TensorStructInfo((6,), "float32"))
+    bb = R.BlockBuilder()
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            shape = bb.emit(R.op.tensor_to_shape(R.const(np.array([2, -3], "int64"))))
+            out = bb.emit_output(R.op.reshape(x, shape))
+        bb.emit_func_output(out)
+    run = _vm(bb.get())  # FoldConstant does not fold the negative size into the reshape
+    with pytest.raises(ValueError, match="the size -3 read from a tensor is negative"):
+        run(np.zeros(6, "float32"))

@@ -98,8 +98,10 @@ def _fold_shape_to_tensor(shape):
 
 
 def _fold_tensor_to_shape(tensor):
-    if isinstance(tensor, relax_expr.Constant) and tensor.data.numpy().ndim == 1:
-        return relax_expr.ShapeExpr([int(v) for v in tensor.data.numpy()])
+    values = tensor.data.numpy() if isinstance(tensor, relax_expr.Constant) else None
+    # a negative size is left to vm.builtin.tensor_to_shape, which raises ValueError naming it
+    if values is not None and values.ndim == 1 and (values >= 0).all():
+        return relax_expr.ShapeExpr([int(v) for v in values])
     return None
 
 
