@@ -248,9 +248,24 @@ except ValueError as err:
 ```
 
 Size arithmetic (`sym_size`, products and floor divisions of sizes) becomes PrimExprs.
-A few converters need static sizes where they build index tables at import time
-(`diagonal`, `as_strided`, `unfold`, `median`, `_pdist_forward`); they say so when a size is
-symbolic.
+Slices whose start, end or step is a symbolic size work on activations, parameters and constant
+buffers alike (BERT's `position_ids[:, :seq_len]`): `strided_slice` clamps symbolic bounds into
+the tensor, and where that gives a shape like `min(s70, 512)` while torch, knowing the range,
+traced `s70`, the converter binds the traced shape with a `match_cast` the VM checks. A few
+converters need static sizes where they build index tables at import time (`diagonal`,
+`as_strided`, `unfold`, `median`, `_pdist_forward`); they say so when a size is symbolic, and
+any other converter reached by a symbolic size where it needs a constant (`repeat`, `tril`,
+`topk`'s k) stops with a `FrontendError` naming the node.
+
+## Run-time errors name the node
+
+Every Relax call the importer emits carries a `span`: the FX node, its ATen operator with its
+arguments by name, and the innermost module (`torch node embedding =
+aten.embedding.default(p_emb_weight, ids) in module emb (Embedding)`). Index values out of
+range (a token id past the embedding table, a gather or scatter index) raise `IndexError` when
+the model runs, quoting it (see docs/codegen.md, "Run-time checks"). Negative indices follow
+PyTorch: `x[idx]` and `index_put` count them from the end, `embedding`, `index_select`,
+`gather`, `scatter*` and `one_hot` refuse them.
 
 ## The shape of the result
 

@@ -107,7 +107,9 @@ class _TEArgs:
                 f"te.placeholder, got {sinfo}")
         if arg in self._seen:
             return self._seen[arg]
-        name = arg.name_hint if isinstance(arg, relax_expr.Var) else "rxplaceholder"
+        # a constant is named as such (run-time error messages name the tensors)
+        name = arg.name_hint if isinstance(arg, relax_expr.Var) else \
+            "const" if isinstance(arg, relax_expr.Constant) else "rxplaceholder"
         tensor = te.placeholder(sinfo.shape_values, sinfo.dtype, name=name)
         self._seen[arg] = tensor
         self.placeholders.append(tensor)

@@ -315,21 +315,26 @@ class Call(Expr):
     """Call `op` (an Op, a GlobalVar, a Var or an ExternFunc) on `args`.
 
     `attrs` holds the operator's static parameters; `sinfo_args` carry result struct info for
-    operators that cannot infer it (`call_tir`, packed calls).
+    operators that cannot infer it (`call_tir`, packed calls). `span` says where the call
+    came from when a frontend knows (a torch node and module, an ONNX node): errors the
+    operator raises when the model runs quote it. It is not part of the call's structure
+    (structural equality ignores it) and is not printed.
     """
 
     op: object
     args: tuple
     attrs: Attrs = None  # type: ignore[assignment]  (always set by __init__)
     sinfo_args: tuple = ()
+    span: str | None = None
 
-    def __init__(self, op, args, attrs=None, sinfo_args=()):
+    def __init__(self, op, args, attrs=None, sinfo_args=(), span=None):
         if isinstance(sinfo_args, StructInfo):
             sinfo_args = (sinfo_args,)
         object.__setattr__(self, "op", op)
         object.__setattr__(self, "args", tuple(args))
         object.__setattr__(self, "attrs", _attrs(attrs))
         object.__setattr__(self, "sinfo_args", tuple(sinfo_args))
+        object.__setattr__(self, "span", span)
 
 
 @node

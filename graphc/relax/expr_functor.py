@@ -169,7 +169,7 @@ class ExprMutator:
         args = tuple(self.visit_expr(a) for a in call.args)
         if op is call.op and all(a is b for a, b in zip(args, call.args)):
             return call
-        return relax_expr.Call(op, args, call.attrs, call.sinfo_args)
+        return relax_expr.Call(op, args, call.attrs, call.sinfo_args, call.span)
 
     def visit_If(self, expr: relax_expr.If):
         cond = self.visit_expr(expr.cond)

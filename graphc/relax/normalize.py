@@ -116,7 +116,7 @@ class Normalizer:
         op = call.op if isinstance(call.op, Op | GlobalVar) else self.normalize_arg(call.op)
         args = tuple(self.normalize_arg(a) for a in call.args)
         same = op is call.op and all(a is b for a, b in zip(args, call.args))
-        new = call if same else relax_expr.Call(op, args, call.attrs, call.sinfo_args)
+        new = call if same else relax_expr.Call(op, args, call.attrs, call.sinfo_args, call.span)
         if new.struct_info_ is None:
             relax_expr.set_struct_info(new, self._infer_call(new))
         return new

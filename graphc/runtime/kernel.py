@@ -40,6 +40,17 @@ class KernelError(GraphcError, RuntimeError):
     """The kernel reported a failure (an assertion or an allocation) and returned early."""
 
 
+class KernelIndexError(KernelError, IndexError):
+    """A kernel found an index value out of range (`tir.check_index`) and returned early."""
+
+
+class KernelValueError(KernelError, ValueError):
+    """A kernel found a value it cannot use (`tir.check_size`: a negative or overflowing size)."""
+
+
+_ERROR_TYPES = {"IndexError": KernelIndexError, "ValueError": KernelValueError}
+
+
 _DIM_OPS = {
     "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
     "//": lambda a, b: a // b, "%": lambda a, b: a % b, "/": lambda a, b: int(a / b),
@@ -143,7 +154,8 @@ class Kernel:
         self.device_type = meta.get("device", "cpu")  # where the buffer arguments must live
         self.trailing_slots: tuple = ()  # slots after the symbolic variables (GPU host code: its launcher)
         self._owner = owner  # keeps the execution engine (and the machine code) alive
-        self._nslots = max(len(self.params) + len(self.sym_vars), 1)
+        # a failed check writes its values into the first `error_slots` slots
+        self._nslots = max(len(self.params) + len(self.sym_vars), meta.get("error_slots", 0), 1)
         self._local = threading.local()
         self._fn = None
         self.address = address  # of `int32 name(int64 *slots)`, for callers that fill slots themselves
@@ -233,13 +245,33 @@ class Kernel:
                 sources.append(None)  # bound only by a stride: the caller must use the checked call
         return sources
 
-    def error_message(self, rc: int) -> str:
-        """The failure the kernel reported with return code `rc`."""
-        message = self.errors[rc - 1] if 0 < rc <= len(self.errors) else f"error code {rc}"
-        return f"{self.name} failed: {message}"
+    def error(self, rc: int, record=None) -> KernelError:
+        """The exception for return code `rc`; `record` is the slot array of the failed call,
+        where an error with `fields` left its values (the index and its valid range).
 
-    def raise_error(self, rc: int) -> None:
-        raise KernelError(self.error_message(rc))
+        >>> meta = {"name": "f", "params": [], "sym_vars": [], "error_slots": 3, "errors": [
+        ...     {"type": "IndexError", "format": "index {index} not in [{lo}, {hi})",
+        ...      "fields": ["index", "lo", "hi"]}]}
+        >>> Kernel(meta, None).error(1, [7, 0, 5])
+        KernelIndexError('index 7 not in [0, 5) (kernel f)')
+        """
+        entry = self.errors[rc - 1] if 0 < rc <= len(self.errors) else f"error code {rc}"
+        if not isinstance(entry, dict):
+            return KernelError(f"{self.name} failed: {entry}")
+        fields = entry.get("fields", [])
+        values = {f: int(record[k]) for k, f in enumerate(fields)} if record is not None else {}
+        try:
+            text = entry["format"].format(**values)
+        except (KeyError, IndexError, ValueError):  # no record given, or a malformed format
+            text = f"{entry['format']} (values {values})"
+        return _ERROR_TYPES.get(entry.get("type"), KernelError)(f"{text} (kernel {self.name})")
+
+    def error_message(self, rc: int, record=None) -> str:
+        """The failure the kernel reported with return code `rc`."""
+        return str(self.error(rc, record))
+
+    def raise_error(self, rc: int, record=None) -> None:
+        raise self.error(rc, record)
 
     # -- checking -----------------------------------------------------------------------------
     def _fail(self, param: dict, index: int, what: str, expected, actual, hint: str = ""):
@@ -371,7 +403,7 @@ class Kernel:
             if target is not None:
                 np.copyto(target, tmp)
         if rc:
-            raise KernelError(self.error_message(rc))
+            raise self.error(rc, slots)
 
 
 def _c_strides(shape) -> tuple:

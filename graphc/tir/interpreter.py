@@ -44,6 +44,14 @@ def np_dtype(dtype: str) -> np.dtype:
     return np.dtype(name)
 
 
+def _check_index(index: int, extent: int, wrap: bool, message: str) -> int:
+    """`tir.check_index`: the position in [0, extent), or IndexError formatted from `message`."""
+    pos = index + extent if wrap and index < 0 else index
+    if not 0 <= pos < extent:
+        raise IndexError(message.format(index=index, lo=-extent if wrap else 0, hi=extent))
+    return pos
+
+
 def _cast(value, dtype: str):
     dt = DataType(dtype)
     if dt.lanes > 1:
@@ -215,6 +223,12 @@ class Interpreter:
             return _cast(value.view(np_dtype(op.dtype)), op.dtype)
         if name == "infinity":
             return _cast(np.inf, op.dtype)
+        if name == "check_index":
+            return _check_index(int(args[0]), int(args[1]), bool(args[2]), op.args[3].value)
+        if name == "check_size":
+            if not args[1]:
+                raise ValueError(op.args[2].value.format(value=int(args[0])))
+            return int(args[0])
         raise TIRError(f"the TensorIR interpreter does not implement the call {op.op!r}")
 
     # -- memory ---------------------------------------------------------------------------

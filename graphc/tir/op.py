@@ -85,6 +85,8 @@ register_intrin("tir.tvm_warp_shuffle_down", 4, pure=False)  # (mask, value, del
 register_intrin("tir.assume", 1, pure=False)
 register_intrin("tir.address_of", 1)
 register_intrin("tir.infinity", 0)
+register_intrin("tir.check_index", 4)
+register_intrin("tir.check_size", 3)
 
 
 class CallEffectKind(enum.IntEnum):
@@ -296,6 +298,61 @@ def if_then_else(cond, t, f) -> PrimExpr:
     return Call(t.dtype, "tir.if_then_else", (cond, t, f))
 
 
+INDEX_ERROR = "index {index} is out of range [{lo}, {hi})"
+
+
+def check_index(index, extent, wrap=False, message: str = INDEX_ERROR) -> PrimExpr:
+    """`index` as an int64 position in [0, extent), checked when the kernel runs.
+
+    With `wrap`, a negative index counts from the end once (numpy, ONNX, Python's `x[-1]`);
+    without it only [0, extent) is valid (torch's embedding, gather and scatter). Any other
+    value stops the kernel before the access: it returns an error code, and the runtime
+    raises `IndexError` with `message` formatted with the fields `{index}` (the value as
+    given), `{lo}` and `{hi}` (the valid range: [-extent, extent) with `wrap`, else
+    [0, extent)). Other braces in `message` must be doubled, as for `str.format`.
+
+    >>> from graphc.tir import Var
+    >>> i = Var("i", "int32")
+    >>> check_index(i, 10, True).args[:3]
+    (T.Cast("int64", i), T.int64(10), T.bool(True))
+    >>> check_index(-3, 10, True)
+    T.int64(7)
+    """
+    from .expr import IntImm, StringImm
+
+    index = convert(index)
+    if not DataType(index.dtype).is_integer or DataType(index.dtype).lanes != 1:
+        raise TIRError(f"tir.check_index needs a scalar integer index, got {index.dtype}")
+    index, extent = cast(index, "int64"), cast(convert(extent), "int64")
+    wrap = bool(wrap.value if isinstance(wrap, IntImm) else wrap)
+    if isinstance(index, IntImm) and isinstance(extent, IntImm):
+        pos = index.value + extent.value if wrap and index.value < 0 else index.value
+        if 0 <= pos < extent.value:
+            return const(pos, "int64")
+    text = message.value if isinstance(message, StringImm) else str(message)
+    return Call("int64", "tir.check_index", (index, extent, const(wrap, "bool"), StringImm(text)))
+
+
+def check_size(value, ok, message: str) -> PrimExpr:
+    """`value` (an int64 size computed when the kernel runs) when `ok` holds; otherwise the
+    kernel stops, returning an error code, and the runtime raises `ValueError` with `message`
+    formatted with the field `{value}`. `ok` says what a valid size is (not negative, computed
+    without wrapping around); other braces in `message` must be doubled.
+
+    >>> from graphc.tir import Var
+    >>> n = Var("n", "int64")
+    >>> check_size(n - 1, n >= 1, "size {value} is negative").op
+    'tir.check_size'
+    """
+    from .expr import IntImm, StringImm
+
+    value, ok = cast(convert(value), "int64"), convert(ok)
+    if isinstance(ok, IntImm) and ok.value:
+        return value
+    text = message.value if isinstance(message, StringImm) else str(message)
+    return Call("int64", "tir.check_size", (value, ok, StringImm(text)))
+
+
 def likely(cond) -> PrimExpr:
     """Mark a condition as likely true (a hint to code generation)."""
     cond = convert(cond)
@@ -438,6 +495,8 @@ __all__ = [
     "call_pure_extern",
     "ceil",
     "ceildiv",
+    "check_index",
+    "check_size",
     "copysign",
     "cos",
     "cosh",

@@ -97,10 +97,13 @@ from .scan import *  # noqa: F403
 from .scatter_gather import *  # noqa: F403
 from .sort import *  # noqa: F403
 from .transform import (
+    INDEX_MODES,
+    checked_index,
     concatenate,
     expand_dims,
     flatten,
     flip,
+    index_message,
     repeat,
     reshape,
     slice_extent,

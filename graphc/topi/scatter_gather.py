@@ -3,9 +3,11 @@
 Gathers and one_hot are TE computes (one output element reads one input element). Scatters
 write where their indices say, several updates possibly landing on one element, so they are
 TIR kernels (see `topi.scan.extern_func`) that copy `data` and then apply the updates in
-row-major order of `indices`. Negative indices count from the end (numpy, torch, TVM); an index
-still out of range is clamped by a gather and skipped by a scatter, so no kernel reads or
-writes out of bounds.
+row-major order of `indices`. Every index read from `indices` goes through `tir.check_index`
+before it addresses anything, under `mode`: "raise" (the default: a negative index counts from
+the end once, as in numpy and ONNX) or "nonnegative" (torch's gather and scatter); a value out
+of range stops the kernel, which then raises IndexError, so no kernel reads or writes out of
+bounds. Only the explicit mode "fast" trusts the indices.
 
 >>> from graphc import te, topi
 >>> x = te.placeholder((3, 4), "float32", name="x")
@@ -24,10 +26,13 @@ from ..tir import expr as _e
 from ..tir import op as _op
 from ..tir.buffer import decl_buffer
 from ..tir.function import PrimFunc
-from ..tir.stmt import IfThenElse
+from ..tir.stmt import IfThenElse, LetStmt
 from .scan import extern_func, i64, loop_nest, seq, store
+from .transform import checked_index, index_message
 
 __all__ = [
+    "CHECKED_MODES",
+    "ONE_HOT_MODES",
     "SCATTER_REDUCTIONS",
     "gather_elements",
     "gather_nd",
@@ -43,59 +48,62 @@ SCATTER_REDUCTIONS = {
 }
 
 
-def _wrapped(index, dim):
-    """`index` as int64, negative indices counted from the end of `dim`."""
-    index, dim = _e.cast(index, "int64"), i64(dim)
-    return _e.select(index < 0, index + dim, index)
+# The index modes of the gathers and scatters (see `topi.INDEX_MODES`): "fast", unchecked, is an
+# explicit opt-in that graphc itself never chooses.
+CHECKED_MODES = ("raise", "nonnegative", "fast")
+ONE_HOT_MODES = ("ignore", "nonnegative")
 
 
-def _clamped(index, dim):
-    """A wrapped index forced into [0, dim): out-of-range gathers read an edge element."""
-    dim = i64(dim)
-    return _op.min(_op.max(_wrapped(index, dim), _e.const(0, "int64")), dim - 1)
+def _check_mode(op: str, mode: str, modes=CHECKED_MODES) -> None:
+    if mode not in modes:
+        raise ValueError(f"topi.{op}: mode must be one of {', '.join(modes)}; got {mode!r}")
 
 
-def _in_range(index, dim):
-    return (index >= 0) & (index < i64(dim))
-
-
-def gather_elements(data: te.Tensor, indices: te.Tensor, axis: int = 0) -> te.Tensor:
+def gather_elements(data: te.Tensor, indices: te.Tensor, axis: int = 0, mode: str = "raise") -> te.Tensor:
     """`out[i] = data[i with i[axis] replaced by indices[i]]`, shaped like `indices` (ONNX's)."""
+    _check_mode("gather_elements", mode)
     axis %= len(data.shape)
     dim = data.shape[axis]
+    message = index_message(indices, axis, data)
 
     def f(*i):
-        src = _clamped(indices(*i), dim)
+        src = checked_index(indices(*i), dim, mode, message)
         return data(*(src if k == axis else v for k, v in enumerate(i)))
 
     return te.compute(indices.shape, f, name="T_gather_elements")
 
 
-def gather_nd(data: te.Tensor, indices: te.Tensor, batch_dims: int = 0) -> te.Tensor:
+def gather_nd(data: te.Tensor, indices: te.Tensor, batch_dims: int = 0, mode: str = "raise") -> te.Tensor:
     """ONNX's GatherND: the last axis of `indices` holds (partial) positions into `data`.
 
     The first `batch_dims` axes of `data` and `indices` are matched; the result has shape
     `indices.shape[:-1] + data.shape[batch_dims + indices.shape[-1]:]`.
     """
+    _check_mode("gather_nd", mode)
     depth = int(indices.shape[-1])
     lead = len(indices.shape) - 1
     shape = tuple(indices.shape[:-1]) + tuple(data.shape[batch_dims + depth :])
+    messages = [index_message(indices, batch_dims + m, data) for m in range(depth)]
 
     def f(*o):
         pos = o[:lead]
         picked = [
-            _clamped(indices(*pos, _e.const(m, "int64")), data.shape[batch_dims + m]) for m in range(depth)
+            checked_index(indices(*pos, _e.const(m, "int64")), data.shape[batch_dims + m], mode, messages[m])
+            for m in range(depth)
         ]
         return data(*o[:batch_dims], *picked, *o[lead:])
 
     return te.compute(shape, f, name="T_gather_nd")
 
 
-def one_hot(indices: te.Tensor, on_value, off_value, depth: int, axis: int = -1) -> te.Tensor:
+def one_hot(indices: te.Tensor, on_value, off_value, depth: int, axis: int = -1,
+            mode: str = "ignore") -> te.Tensor:
     """`on_value` where the new axis `axis` (of length `depth`) equals `indices`, else `off_value`.
 
-    Indices outside [0, depth) (negative ones included, as in TVM) match no position.
+    `mode` "ignore" (TVM's): indices outside [0, depth), negative ones included, match no
+    position; "nonnegative" (torch's): they raise IndexError.
     """
+    _check_mode("one_hot", mode, ONE_HOT_MODES)
     ndim = len(indices.shape) + 1
     axis %= ndim
     on_value = _e.convert(on_value)
@@ -104,9 +112,14 @@ def one_hot(indices: te.Tensor, on_value, off_value, depth: int, axis: int = -1)
     shape = list(indices.shape)
     shape.insert(axis, _e.const(int(depth), "int64"))
 
+    message = index_message(indices, target=f"the {depth} one-hot classes")
+
     def f(*o):
         rest = o[:axis] + o[axis + 1 :]
-        hit = _e._compare(_e.EQ, _e.cast(indices(*rest), "int64"), _e.cast(o[axis], "int64"))
+        index = indices(*rest)
+        if mode == "nonnegative":
+            index = checked_index(index, depth, mode, message)
+        hit = _e._compare(_e.EQ, _e.cast(index, "int64"), _e.cast(o[axis], "int64"))
         return _e.select(hit, on_value, off_value)
 
     return te.compute(tuple(shape), f, name="T_one_hot")
@@ -144,8 +157,14 @@ def _within(ok, index, extent, bounds):
     return ok
 
 
+def _checked_let(var, index, dim, mode: str, message: str, body):
+    """`body` with `var` bound to the checked position of `index` (checked once, where it runs)."""
+    return LetStmt(var, checked_index(index, dim, mode, message), body)
+
+
 def scatter_elements(
-    data: te.Tensor, indices: te.Tensor, updates: te.Tensor, axis: int = 0, reduction: str = "update"
+    data: te.Tensor, indices: te.Tensor, updates: te.Tensor, axis: int = 0, reduction: str = "update",
+    mode: str = "raise",
 ) -> PrimFunc:
     """A copy of `data` with `out[i with i[axis] = indices[i]] (op)= updates[i]` for every i.
 
@@ -153,7 +172,9 @@ def scatter_elements(
     update landing on it, as torch's scatter_reduce with include_self), max or min.
     """
     _check_reduction("scatter_elements", reduction)
+    _check_mode("scatter_elements", mode)
     axis %= len(data.shape)
+    message = index_message(indices, axis, data)
     count = None
     if reduction == "mean":
         count = decl_buffer(tuple(i64(d) for d in data.shape), "int32", "count")
@@ -163,17 +184,18 @@ def scatter_elements(
             return seq(store(out, x[i], i), store(count, 1, i) if count is not None else None)
 
         def scatter(*i):
-            target = _wrapped(ind[i], x.shape[axis])
+            target = _e.Var("target", "int64")
             at = tuple(target if k == axis else v for k, v in enumerate(i))
             stmt = seq(
                 store(out, _combine(reduction, out[at], upd[i]), at),
                 store(count, count[at] + 1, at) if count is not None else None,
             )
-            ok = _in_range(target, x.shape[axis])
+            stmt = _checked_let(target, ind[i], x.shape[axis], mode, message, stmt)
+            ok = _e.const(True, "bool")
             for k, v in enumerate(i):
                 bounds = [upd.shape[k]] + ([] if k == axis else [x.shape[k]])
                 ok = _within(ok, v, ind.shape[k], bounds)
-            return IfThenElse(ok, stmt)
+            return stmt if isinstance(ok, _e.IntImm) else IfThenElse(ok, stmt)
 
         parts = [loop_nest(x.shape, copy), loop_nest(ind.shape, scatter)]
         if count is not None:
@@ -192,7 +214,7 @@ def _mean(total, count):
 
 
 def scatter_nd(
-    data: te.Tensor, indices: te.Tensor, updates: te.Tensor, reduction: str = "update"
+    data: te.Tensor, indices: te.Tensor, updates: te.Tensor, reduction: str = "update", mode: str = "raise"
 ) -> PrimFunc:
     """ONNX's ScatterND: a copy of `data` with `out[indices[p]] (op)= updates[p]` for every p.
 
@@ -201,22 +223,26 @@ def scatter_nd(
     max or min.
     """
     _check_reduction("scatter_nd", reduction)
+    _check_mode("scatter_nd", mode)
     depth = int(indices.shape[-1])
     lead = len(indices.shape) - 1
+    messages = [index_message(indices, m, data) for m in range(depth)]
 
     def body(x, ind, upd, out):
         def scatter(*i):
             p, rest = i[:lead], i[lead:]
-            targets = [_wrapped(ind[(*p, _e.const(m, "int64"))], x.shape[m]) for m in range(depth)]
+            targets = [_e.Var(f"target{m}", "int64") for m in range(depth)]
             at = (*targets, *rest)
+            stmt = store(out, _combine(reduction, out[at], upd[i]), at)
+            for m in reversed(range(depth)):
+                stmt = _checked_let(targets[m], ind[(*p, _e.const(m, "int64"))], x.shape[m], mode,
+                                    messages[m], stmt)
             ok = _e.const(True, "bool")
-            for t, d in zip(targets, x.shape):
-                ok = ok & _in_range(t, d)
             for k, v in enumerate(p):
                 ok = _within(ok, v, upd.shape[k], [ind.shape[k]])
             for k, v in enumerate(rest):
                 ok = _within(ok, v, upd.shape[lead + k], [x.shape[depth + k]])
-            return IfThenElse(ok, store(out, _combine(reduction, out[at], upd[i]), at))
+            return stmt if isinstance(ok, _e.IntImm) else IfThenElse(ok, stmt)
 
         copy = loop_nest(x.shape, lambda *i: store(out, x[i], i))
         return seq(copy, loop_nest(upd.shape, scatter))

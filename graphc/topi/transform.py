@@ -19,10 +19,13 @@ from ..tir import op as _op
 from ..tir.arith import Analyzer
 
 __all__ = [
+    "INDEX_MODES",
+    "checked_index",
     "concatenate",
     "expand_dims",
     "flatten",
     "flip",
+    "index_message",
     "repeat",
     "reshape",
     "slice_extent",
@@ -222,49 +225,120 @@ def repeat(x: te.Tensor, repeats: int, axis=None) -> te.Tensor:
     )
 
 
-def slice_extent(dim, begin: int, end: int, stride: int):
-    """The length of `range(dim)[begin:end:stride]` (numpy clamping), symbolic when `dim` is."""
-    if isinstance(dim, _e.IntImm):
-        return _e.const(len(range(dim.value)[begin:end:stride]), "int64")
-    if stride < 0:
-        raise ValueError(f"strided_slice with a negative stride needs a constant dimension, got {dim}")
-    lo, hi = _clamped(dim, begin), _clamped(dim, end)
-    return _simplify(_op.max(_e.floordiv(hi - lo + (stride - 1), stride), _e.const(0, "int64")))
+def slice_extent(dim, begin, end, stride):
+    """The length of `range(dim)[begin:end:stride]` (numpy clamping), symbolic when `dim` is.
+
+    `begin`, `end` and `stride` are ints or int64 PrimExprs. A symbolic bound is clamped into
+    [0, dim] (it is not counted from the end: frontends give sizes there, never negative) and
+    a symbolic stride counts as at least 1, so no value makes the slice leave `x`.
+
+    >>> from graphc import tir
+    >>> n = tir.Var("n", "int64")
+    >>> slice_extent(tir.const(64, "int64"), 0, n, 1)
+    T.min(T.max(n, T.int64(0)), T.int64(64))
+    """
+    if all(isinstance(v, int) for v in (begin, end, stride)):
+        if isinstance(dim, _e.IntImm):
+            return _e.const(len(range(dim.value)[begin:end:stride]), "int64")
+        if stride < 0:
+            raise ValueError(f"strided_slice with a negative stride needs a constant dimension, got {dim}")
+    elif isinstance(stride, int) and stride < 0:
+        raise ValueError(f"strided_slice with a negative stride needs constant bounds, got {begin}:{end}")
+    lo, hi, step = _clamped(dim, begin), _clamped(dim, end), _step(stride)
+    return _simplify(_op.max(_e.floordiv(hi - lo + (step - 1), step), _e.const(0, "int64")))
 
 
-def _clamped(dim, i: int):
-    """`i` (negative counts from the end) clamped into [0, dim], for a positive stride."""
+def _step(stride):
+    """A slice's stride as int64; a symbolic one is at least 1."""
+    if isinstance(stride, int):
+        return _e.const(stride, "int64")
+    return _op.max(_i64(stride), _e.const(1, "int64"))
+
+
+def _clamped(dim, i):
+    """`i` clamped into [0, dim], for a positive stride: a negative int counts from the end,
+    a symbolic bound does not."""
+    if not isinstance(i, int):
+        return _simplify(_op.min(_op.max(_i64(i), _e.const(0, "int64")), dim))
     if i >= 0:
         return _simplify(_op.min(_e.const(i, "int64"), dim))
     return _simplify(_op.max(dim + i, _e.const(0, "int64")))
 
 
-def _slice_start(dim, begin: int, stride: int):
-    if isinstance(dim, _e.IntImm):
+def _slice_start(dim, begin, stride):
+    if isinstance(dim, _e.IntImm) and isinstance(begin, int) and isinstance(stride, int):
         r = range(dim.value)[begin::stride]
         return _e.const(r.start if len(r) else 0, "int64")
     return _clamped(dim, begin)
 
 
+def _slice_value(v):
+    """An int, or an int64 PrimExpr when symbolic."""
+    if isinstance(v, _e.IntImm):
+        return int(v.value)
+    return _i64(v) if isinstance(v, _e.PrimExpr) else int(v)
+
+
 def strided_slice(x: te.Tensor, axes, begin, end, strides=None) -> te.Tensor:
-    """`x[begin:end:stride]` on each of `axes` (numpy semantics with clamping); other axes whole."""
+    """`x[begin:end:stride]` on each of `axes` (numpy semantics with clamping); other axes whole.
+
+    Bounds and strides may be symbolic (see `slice_extent`)."""
     ndim = len(x.shape)
     strides = list(strides) if strides else [1] * len(axes)
-    spec = {int(a) % ndim: (int(b), int(e), int(s)) for a, b, e, s in zip(axes, begin, end, strides)}
+    spec = {int(a) % ndim: (_slice_value(b), _slice_value(e), _slice_value(s))
+            for a, b, e, s in zip(axes, begin, end, strides)}
     shape = tuple(slice_extent(d, *spec[k]) if k in spec else d for k, d in enumerate(x.shape))
     starts = {k: _slice_start(x.shape[k], b, s) for k, (b, _, s) in spec.items()}
 
     def f(*ax):
-        return x(*(starts[k] + v * spec[k][2] if k in spec else v for k, v in enumerate(ax)))
+        return x(*(starts[k] + v * _step(spec[k][2]) if k in spec else v for k, v in enumerate(ax)))
 
     return te.compute(shape, f, name="T_strided_slice")
 
 
-def take(x: te.Tensor, indices: te.Tensor, axis=None, mode: str = "fast") -> te.Tensor:
+# How an index value out of [0, n) is treated (`take`'s modes; the gathers and scatters take
+# the first two): "raise" counts a negative index from the end once (numpy, ONNX, Python) and
+# raises IndexError outside [-n, n); "nonnegative" raises IndexError outside [0, n) (torch's
+# embedding, index_select, gather, scatter); "clip" clamps; "wrap" takes the index modulo n;
+# "fast" trusts the indices (TVM's default, unchecked: an explicit opt-in only).
+INDEX_MODES = ("raise", "nonnegative", "clip", "wrap", "fast")
+
+
+def index_message(indices: te.Tensor, axis=None, data: te.Tensor | None = None, target: str = "") -> str:
+    """The IndexError text of a checked index read from `indices` into `axis` of `data` (None:
+    into the flattened `data`), or into what `target` says."""
+    if not target:
+        target = f"the flattened {data.name}" if axis is None else f"axis {axis} of {data.name}"
+    return f"index {{index}} in {_brace(indices.name)} is out of range [{{lo}}, {{hi}}) for {_brace(target)}"
+
+
+def _brace(text: str) -> str:
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+def checked_index(index, dim, mode: str, message: str):
+    """`index` (read from data) as an int64 position into an axis of `dim` under `mode`."""
+    index = _e.cast(index, "int64")
+    if mode in ("raise", "nonnegative"):
+        return _op.check_index(index, dim, mode == "raise", message)
+    if mode == "clip":
+        index = _op.min(_op.max(index, _e.const(0, "int64")), dim - 1)
+    elif mode == "wrap":
+        index = _e.floormod(index, dim)
+    elif mode != "fast":
+        raise ValueError(f"unknown index mode {mode!r}; expected one of {', '.join(INDEX_MODES)}")
+    if mode != "fast":  # clamped or wrapped into an empty axis is still outside it
+        index = _op.check_index(index, dim, False, message)
+    return index
+
+
+def take(x: te.Tensor, indices: te.Tensor, axis=None, mode: str = "raise") -> te.Tensor:
     """Elements of `x` at `indices` along `axis` (None: of the flattened `x`).
 
-    `mode` "fast" trusts the indices, "clip" clamps them, "wrap" takes them modulo the size.
+    `mode` (see `INDEX_MODES`): "raise" (numpy's: negative indices count from the end, others
+    out of range raise IndexError), "nonnegative", "clip", "wrap", or "fast" (unchecked).
     """
+    message = index_message(indices, axis, x)
     if axis is None:
         x, axis = flatten(x), 0
     axis %= len(x.shape)
@@ -273,11 +347,7 @@ def take(x: te.Tensor, indices: te.Tensor, axis=None, mode: str = "fast") -> te.
     shape = tuple(x.shape[:axis]) + tuple(indices.shape) + tuple(x.shape[axis + 1 :])
 
     def f(*ax):
-        idx = _e.cast(indices(*ax[axis : axis + nind]), "int64")
-        if mode == "clip":
-            idx = _op.min(_op.max(idx, _e.const(0, "int64")), dim - 1)
-        elif mode == "wrap":
-            idx = _e.floormod(idx, dim)
+        idx = checked_index(indices(*ax[axis : axis + nind]), dim, mode, message)
         return x(*(tuple(ax[:axis]) + (idx,) + tuple(ax[axis + nind :])))
 
     return te.compute(shape, f, name="T_take")

@@ -88,12 +88,16 @@ _CTX = re.compile(r"ErrorContext\(fn=(?P<fn>[^,]*), loc=(?P<loc>[^,]*)(?:, param
                   r"annotation=(?P<ann>.*)\)$")
 
 
+_CAST_CTX = re.compile(r"ErrorContext\(match_cast, struct_info=(?P<ann>.*)\)$")
+
+
 def _where(err_ctx) -> tuple[str, str]:
     """('main: parameter x', 'R.Tensor((n, 4), dtype="float32")') from a TVM-style error context."""
     text = str(err_ctx)
     m = _CTX.match(text)
     if m is None:
-        return text, ""
+        cast = _CAST_CTX.match(text)
+        return ("a match_cast", cast["ann"]) if cast else (text, "")
     loc, param = m["loc"], m["param"]
     if param is None:
         what = "the return value" if loc == "return" else loc
@@ -289,7 +293,16 @@ def shape_of(tensor: Tensor) -> ShapeTuple:
 
 
 def tensor_to_shape(tensor: Tensor) -> ShapeTuple:
-    return ShapeTuple(int(v) for v in np.asarray(tensor).reshape(-1))
+    """The values of a 1-d integer tensor as a shape: sizes read from data, checked here."""
+    values = np.asarray(tensor)
+    if values.ndim != 1 or values.dtype.kind not in "iu":
+        raise ValueError(f"tensor_to_shape expects a 1-d integer tensor, got shape {values.shape} and dtype "
+                         f"{values.dtype}")
+    shape = ShapeTuple(int(v) for v in values)
+    bad = [d for d in shape if d < 0]
+    if bad:
+        raise ValueError(f"tensor_to_shape: the size {bad[0]} read from a tensor is negative (shape {shape})")
+    return shape
 
 
 def shape_to_tensor(shape) -> Tensor:

@@ -321,10 +321,10 @@ class Decoder:
         pack = self.bind("pack", struct.Struct(fmt).pack_into)
         fn = self.bind("fn", kernel.entry)
         L = self.layout
-        self.vm.reserve_kernel_slots(struct.calcsize(fmt))
+        self.vm.reserve_kernel_slots(max(struct.calcsize(fmt), 8 * kernel.num_slots))
         return [f"{pack}(regs[{L.BUF}], 0, {', '.join(values)})",
                 f"rc = {fn}(regs[{L.ADDR}])",
-                f"if rc: {fail}(rc)", *([f"{dst}None"] if dst else [])]
+                f"if rc: {fail}(rc, regs[{L.BUF}])", *([f"{dst}None"] if dst else [])]
 
     # -- blocks -------------------------------------------------------------------------------
     def decode(self):

@@ -59,6 +59,9 @@ class TensorSpec:
         self.dtype, self.np_dtype = _canonical_dtype(dtype, "alloc_tensor")
         self.shape = tuple(int(d) for d in shape)
         self.ndim = len(self.shape)
+        if any(d < 0 for d in self.shape):
+            raise ValueError(f"alloc_tensor: a {self.dtype} tensor cannot have the negative shape "
+                             f"{self.shape} (a size computed when the model ran)")
         size, step, strides = 1, 1, []
         for d in reversed(self.shape):
             strides.append(step)
@@ -66,7 +69,44 @@ class TensorSpec:
             size *= d
         self.size = size
         self.strides = tuple(reversed(strides))
-        self.nbytes = size * self.np_dtype.itemsize
+        self.nbytes = check_nbytes(size * self.np_dtype.itemsize,
+                                   f"a {self.dtype} tensor of shape {self.shape}")
+
+
+_INT64_MAX = (1 << 63) - 1
+_MEMORY: list = []
+
+
+def machine_memory() -> int:
+    """Bytes of physical memory of this machine (the most one allocation can ever get)."""
+    if not _MEMORY:
+        import os
+
+        try:
+            _MEMORY.append(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+        except (ValueError, OSError, AttributeError):  # no sysconf (Windows): only the int64 limit
+            _MEMORY.append(_INT64_MAX)
+    return _MEMORY[0]
+
+
+def check_nbytes(nbytes: int, what: str) -> int:
+    """`nbytes` if `what` can be allocated: ValueError when negative or past int64, MemoryError
+    when larger than the machine's memory, before anything is allocated.
+
+    >>> check_nbytes(1 << 70, "a float32 tensor of shape (2**68,)")
+    Traceback (most recent call last):
+      ...
+    ValueError: a float32 tensor of shape (2**68,) needs 1180591620717411303424 bytes, past int64: ...
+    """
+    if nbytes < 0:
+        raise ValueError(f"{what} needs {nbytes} bytes: a size computed when the model ran is negative")
+    if nbytes > _INT64_MAX:
+        raise ValueError(f"{what} needs {nbytes} bytes, past int64: a size computed when the model ran "
+                         "overflows")
+    if nbytes > machine_memory():
+        raise MemoryError(f"{what} needs {nbytes} bytes, more than this machine's {machine_memory()} bytes "
+                          "of memory")
+    return nbytes
 
 
 _SPECS: dict = {}
@@ -239,7 +279,7 @@ class Storage:
 
     @classmethod
     def allocate(cls, nbytes: int, device: Device, reused: bool = False) -> Storage:
-        nbytes = int(nbytes)
+        nbytes = check_nbytes(int(nbytes), "alloc_storage")
         if device.device_type == "cpu":  # host memory, 64-byte aligned, without numpy's slow pointer query
             raw, address = _host_buffer(nbytes)
             start = (-address) % ALIGNMENT
@@ -286,5 +326,5 @@ def reshape_view(tensor: Tensor, shape) -> Tensor:
                         tensor._storage)
 
 
-__all__ = ["DataType", "ShapeTuple", "Storage", "TensorSpec", "VMError", "cpu", "new_tensor", "reshape_view",
-           "tensor_spec"]
+__all__ = ["DataType", "ShapeTuple", "Storage", "TensorSpec", "VMError", "check_nbytes", "cpu",
+           "machine_memory", "new_tensor", "reshape_view", "tensor_spec"]

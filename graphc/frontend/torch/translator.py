@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from ... import relax, tir
-from ...errors import FrontendError, UnsupportedOperatorError
+from ...errors import FrontendError, GraphcError, UnsupportedOperatorError
 from ...ir.module import IRModule
 from .converters import CONVERTERS, Args, lookup, op_key
 from .output_spec import output_structure
@@ -139,6 +139,7 @@ class ExportedProgramImporter:
         self.symbols = SymbolTable(ep.range_constraints)
         self.bb = relax.BlockBuilder()
         self.env: dict = {}
+        self.span: str | None = None  # the node being converted, for the calls it emits
         self._outputs: list = []  # the tensors `main` returns
         self._leaves: list = []  # per program output: its index in them, or its constant value
 
@@ -171,6 +172,8 @@ class ExportedProgramImporter:
         return value
 
     def emit(self, expr, name_hint: str = "") -> relax.Var:
+        if self.span is not None and isinstance(expr, relax.Call) and expr.span is None:
+            expr = expr.replace(span=self.span)  # run-time errors of the call name the node
         return self.bb.emit(expr, name_hint)
 
     # -- the graph ------------------------------------------------------------------------
@@ -232,10 +235,12 @@ class ExportedProgramImporter:
                 output = None
                 for node in graph.nodes:
                     if node.op == "call_function":
+                        self.span = _span(node)
                         value = self.convert(node)
                         # tuples of vars stay unbound: getitem on them picks the var itself
                         if isinstance(value, relax.Call | relax.TupleGetItem):
                             value = self.emit(value)
+                        self.span = None
                         self.env[node] = value
                     elif node.op == "output":
                         output = self._output(node)
@@ -268,7 +273,14 @@ class ExportedProgramImporter:
             return self.symbols.to_prim(node.meta["val"])
         converter = lookup(node.target)
         args = Args(self, node)
-        result = converter(self, args)
+        try:
+            result = converter(self, args)
+        except GraphcError:
+            raise
+        except TypeError as err:  # typically a symbolic size where the converter needs a constant
+            raise FrontendError(
+                f"{args.op} (node {node.name!r}, {_node_text(node)}) cannot be converted: {err}; a symbolic "
+                "size (torch.export.Dim) may have reached an argument graphc needs as a constant") from err
         args.check_all_used()
         return result
 
@@ -307,6 +319,27 @@ def _is_symbolic(node) -> bool:
         return False  # a tensor's value read back as a number: data-dependent, refused by its converter
     val = node.meta.get("val")
     return isinstance(val, torch.SymInt | torch.SymFloat | torch.SymBool | int) and not isinstance(val, bool)
+
+
+def _span(node) -> str:
+    """A call's span: `torch node embedding = aten.embedding.default(weight, ids) in module emb
+    (Embedding)`, the arguments by their graph names (the inputs' names are forward's)."""
+    args = ", ".join(_arg_text(a) for a in node.args)
+    text = f"torch node {node.name} = {_op_name(node.target)}({args})"
+    stack = node.meta.get("nn_module_stack") or {}
+    if stack:
+        path, kind = list(stack.values())[-1]
+        kind = kind.rsplit(".", 1)[-1] if isinstance(kind, str) else getattr(kind, "__name__", str(kind))
+        text += f" in module {path or '<root>'} ({kind})"
+    return text
+
+
+def _arg_text(arg) -> str:
+    if isinstance(arg, torch.fx.Node):
+        return arg.name
+    if isinstance(arg, list | tuple):
+        return "[" + ", ".join(_arg_text(a) for a in arg) + "]"
+    return repr(arg)
 
 
 def _op_name(target) -> str:

@@ -1,7 +1,11 @@
 """Indexed reads and writes: `gather_elements`, `gather_nd`, `scatter_elements`, `scatter_nd`, `one_hot`.
 
-Indices are integer tensors; negative indices count from the end of the indexed axis (numpy,
-torch and TVM). Gathers and one_hot legalize to TE computes (pattern: injective); scatters
+Indices are integer tensors, checked when the model runs: under `mode` "raise" (the default)
+a negative index counts from the end of the indexed axis once (numpy, ONNX) and anything
+outside [-n, n) raises IndexError; under "nonnegative" (torch's gather and scatter) anything
+outside [0, n) does; "fast" trusts them (an explicit opt-in: a bad index then reads or writes
+out of bounds). `one_hot` ignores indices outside [0, depth) (TVM's "ignore") unless its mode
+is "nonnegative". Gathers and one_hot legalize to TE computes (pattern: injective); scatters
 copy `data` and apply `updates` in a TIR kernel (pattern: opaque), combining them by
 `reduction`. `one_hot` takes its on/off values as scalars (`R.prim_value`), as TVM does.
 
@@ -67,6 +71,7 @@ def _provably_larger(a: PrimExpr, b: PrimExpr, analyzer) -> bool:
 
 
 def _infer_gather_elements(call, bb):
+    _check_mode(call)
     data, indices = tensor_arg(call, 0, "data"), _indices_arg(call)
     if data.ndim == -1 or indices.ndim == -1:
         return _like(data, data.dtype, ndim=max(data.ndim, indices.ndim))
@@ -86,21 +91,33 @@ def _infer_gather_elements(call, bb):
     return _like(data, data.dtype, indices.shape_values, indices.ndim)
 
 
+_MODE = ("raise (negative indices count from the end) or nonnegative: IndexError outside the range; "
+         "fast: unchecked (explicit opt-in)")
+
+
+def _check_mode(call, modes=topi.CHECKED_MODES) -> None:
+    mode = call.attrs.get("mode", modes[0])
+    if mode not in modes:
+        raise TypeInferenceError(
+            f"{op_label(call)} expects mode to be one of {', '.join(modes)}, got {mode!r}")
+
+
 register_topi_op("relax.gather_elements", 2, _infer_gather_elements, topi.gather_elements,
-                 pattern=OpPatternKind.kInjective, attrs={"axis": "the axis indexed"},
+                 pattern=OpPatternKind.kInjective, attrs={"axis": "the axis indexed", "mode": _MODE},
                  description="out[i] = data[i with i[axis] = indices[i]] "
                              "(ONNX GatherElements, torch.gather).")
 
 
-def gather_elements(data, indices, axis: int = 0) -> Call:
+def gather_elements(data, indices, axis: int = 0, mode: str = "raise") -> Call:
     """`out[i] = data[i with i[axis] replaced by indices[i]]`, shaped like `indices`."""
-    return Call(Op.get("relax.gather_elements"), [data, indices], {"axis": int(axis)})
+    return Call(Op.get("relax.gather_elements"), [data, indices], {"axis": int(axis), "mode": str(mode)})
 
 
 # -- gather_nd ---------------------------------------------------------------------------------
 
 
 def _infer_gather_nd(call, bb):
+    _check_mode(call)
     data, indices = tensor_arg(call, 0, "data"), _indices_arg(call)
     batch_dims = call.attrs["batch_dims"]
     if batch_dims < 0:
@@ -135,14 +152,15 @@ def _infer_gather_nd(call, bb):
 
 
 register_topi_op("relax.gather_nd", 2, _infer_gather_nd, topi.gather_nd, pattern=OpPatternKind.kInjective,
-                 attrs={"batch_dims": "leading axes shared by data and indices"},
+                 attrs={"batch_dims": "leading axes shared by data and indices", "mode": _MODE},
                  description="Gather slices of data at the positions in the last axis of indices "
                              "(ONNX GatherND).")
 
 
-def gather_nd(data, indices, batch_dims: int = 0) -> Call:
+def gather_nd(data, indices, batch_dims: int = 0, mode: str = "raise") -> Call:
     """Slices of `data` at the positions held in the last axis of `indices` (ONNX's GatherND)."""
-    return Call(Op.get("relax.gather_nd"), [data, indices], {"batch_dims": int(batch_dims)})
+    attrs = {"batch_dims": int(batch_dims), "mode": str(mode)}
+    return Call(Op.get("relax.gather_nd"), [data, indices], attrs)
 
 
 # -- scatter_elements / scatter_nd ----------------------------------------------------------------
@@ -164,6 +182,7 @@ def _scatter_args(call) -> tuple[TensorStructInfo, TensorStructInfo, TensorStruc
     data, indices = tensor_arg(call, 0, "data"), _indices_arg(call)
     updates = tensor_arg(call, 2, "updates")
     _reduction(call)
+    _check_mode(call)
     _same_dtype(call, data, updates)
     return data, indices, updates
 
@@ -233,7 +252,8 @@ def _infer_scatter_nd(call, bb):
 
 def _legalize_scatter(kernel, name, *keys):
     def legalize(bb, call):
-        return call_extern(bb, kernel, call.args, name, **{k: call.attrs[k] for k in keys})
+        kwargs = {k: call.attrs[k] for k in keys}
+        return call_extern(bb, kernel, call.args, name, mode=call.attrs.get("mode", "raise"), **kwargs)
 
     legalize.__name__ = f"legalize_{name}"
     return legalize
@@ -245,7 +265,7 @@ register_op(
     _infer_scatter_elements,
     legalize=_legalize_scatter(topi.scatter_elements, "scatter_elements", "axis", "reduction"),
     pattern=OpPatternKind.kOpaque,
-    attrs={"axis": "the axis indexed", "reduction": "update, add, mul, mean, max or min"},
+    attrs={"axis": "the axis indexed", "reduction": "update, add, mul, mean, max or min", "mode": _MODE},
     description="Copy data, then out[i with i[axis] = indices[i]] (op)= updates[i] (ONNX ScatterElements).",
 )
 register_op(
@@ -254,12 +274,13 @@ register_op(
     _infer_scatter_nd,
     legalize=_legalize_scatter(topi.scatter_nd, "scatter_nd", "reduction"),
     pattern=OpPatternKind.kOpaque,
-    attrs={"reduction": "update, add, mul, max or min"},
+    attrs={"reduction": "update, add, mul, max or min", "mode": _MODE},
     description="Copy data, then out[indices[p]] (op)= updates[p] (ONNX ScatterND).",
 )
 
 
-def scatter_elements(data, indices, updates, axis: int = 0, reduction: str = "update") -> Call:
+def scatter_elements(data, indices, updates, axis: int = 0, reduction: str = "update",
+                     mode: str = "raise") -> Call:
     """A copy of `data` with `updates[i]` combined into element `i with i[axis] = indices[i]`.
 
     `reduction`: update (the last update wins), add, mul, mean (of the element and all its
@@ -268,16 +289,17 @@ def scatter_elements(data, indices, updates, axis: int = 0, reduction: str = "up
     return Call(
         Op.get("relax.scatter_elements"),
         [data, indices, updates],
-        {"axis": int(axis), "reduction": str(reduction)},
+        {"axis": int(axis), "reduction": str(reduction), "mode": str(mode)},
     )
 
 
-def scatter_nd(data, indices, updates, reduction: str = "update") -> Call:
+def scatter_nd(data, indices, updates, reduction: str = "update", mode: str = "raise") -> Call:
     """A copy of `data` with `updates[p]` combined into `data[indices[p]]` (ONNX's ScatterND).
 
     `reduction`: update (the last update wins), add, mul, max or min.
     """
-    return Call(Op.get("relax.scatter_nd"), [data, indices, updates], {"reduction": str(reduction)})
+    return Call(Op.get("relax.scatter_nd"), [data, indices, updates],
+                {"reduction": str(reduction), "mode": str(mode)})
 
 
 # -- one_hot -----------------------------------------------------------------------------------
@@ -291,6 +313,7 @@ def _scalar_arg(call, index: int, name: str) -> PrimStructInfo:
 
 
 def _infer_one_hot(call, bb):
+    _check_mode(call, topi.ONE_HOT_MODES)
     indices = _indices_arg(call, 0)
     on, off = _scalar_arg(call, 1, "on_value"), _scalar_arg(call, 2, "off_value")
     if on.dtype != off.dtype:
@@ -312,14 +335,16 @@ def _infer_one_hot(call, bb):
 
 
 register_topi_op("relax.one_hot", 3, _infer_one_hot, topi.one_hot, pattern=OpPatternKind.kInjective,
-                 attrs={"depth": "length of the new axis", "axis": "position of the new axis"},
+                 attrs={"depth": "length of the new axis", "axis": "position of the new axis",
+                        "mode": "ignore (indices outside [0, depth) match nothing) or nonnegative "
+                                "(they raise IndexError)"},
                  description="on_value where a new axis equals indices, else off_value.")
 
 
-def one_hot(indices, on_value, off_value, depth: int, axis: int = -1) -> Call:
+def one_hot(indices, on_value, off_value, depth: int, axis: int = -1, mode: str = "ignore") -> Call:
     """A new axis `axis` of length `depth` holding `on_value` where it equals `indices`, else
     `off_value` (scalars: PrimValues, PrimExprs or numbers). Indices outside [0, depth) match
-    nothing."""
+    nothing ("ignore", TVM's) or raise IndexError when the model runs ("nonnegative", torch's)."""
 
     def scalar(v):
         return v if isinstance(v, PrimValue) else PrimValue(v)
@@ -327,7 +352,7 @@ def one_hot(indices, on_value, off_value, depth: int, axis: int = -1) -> Call:
     return Call(
         Op.get("relax.one_hot"),
         [indices, scalar(on_value), scalar(off_value)],
-        {"depth": int(depth), "axis": int(axis)},
+        {"depth": int(depth), "axis": int(axis), "mode": str(mode)},
     )
 
 

@@ -1,4 +1,4 @@
-"""Indexing: `strided_slice` (numpy slicing with constant bounds) and `take` (gather along an axis).
+"""Indexing: `strided_slice` (numpy slicing, bounds constant or symbolic) and `take` (gather along an axis).
 
 >>> from graphc import relax, tir
 >>> n = tir.Var("n", "int64")
@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from ... import topi
 from ...errors import TypeInferenceError
-from ..expr import Call
+from ...tir.expr import IntImm, PrimExpr, cast
+from ..expr import Call, PrimValue
 from ..struct_info import TensorStructInfo
-from .infer import normalize_axis, op_label, tensor_arg
+from .infer import analyzer_of, normalize_axis, op_label, tensor_arg
 from .registry import Op, OpPatternKind
 from .te_legalize import register_topi_op
 
@@ -31,7 +32,7 @@ def _infer_strided_slice(call, bb):
             f"{op_label(call)} expects axes, begin, end and strides of one length, got {len(axes)}, "
             f"{len(begin)}, {len(end)} and {len(strides)}"
         )
-    if any(s == 0 for s in strides):
+    if any(isinstance(s, int) and s == 0 for s in strides):
         raise TypeInferenceError(f"{op_label(call)} expects non-zero strides, got {list(strides)}")
     if data.ndim == -1:
         return data
@@ -46,6 +47,8 @@ def _infer_strided_slice(call, bb):
             dims[a] = topi.slice_extent(dims[a], b, e, s)
         except ValueError as err:
             raise TypeInferenceError(f"{op_label(call)}: {err}") from None
+        if not isinstance(dims[a], IntImm):
+            dims[a] = analyzer_of(bb).simplify(dims[a])
     return TensorStructInfo(tuple(dims), data.dtype, vdevice=data.vdevice)
 
 
@@ -75,28 +78,60 @@ register_topi_op("relax.strided_slice", 1, _infer_strided_slice, topi.strided_sl
                         "strides": "steps (None: 1)"},
                  description="numpy slicing x[begin:end:stride] on the given axes.")
 register_topi_op("relax.take", 2, _infer_take, topi.take, pattern=OpPatternKind.kInjective,
-                 attrs={"axis": "the axis indexed (None: flattened x)", "mode": "fast, clip or wrap"},
+                 attrs={"axis": "the axis indexed (None: flattened x)",
+                        "mode": "raise (IndexError outside [-n, n), negatives from the end), nonnegative "
+                                "(IndexError outside [0, n)), clip, wrap, or fast (unchecked)"},
                  description="Gather elements of x at indices along an axis.")
 
 
 def strided_slice(x, axes, begin, end, strides=None) -> Call:
-    """`x[begin:end:strides]` along `axes` (constant ints; numpy clamping and negative indices)."""
+    """`x[begin:end:strides]` along `axes`, with numpy's clamping.
+
+    `begin`, `end` and `strides` hold ints (a negative one counts from the end) or symbolic
+    int64 values (`tir.Var`s, PrimExprs over them, or `R.prim_value`s): a symbolic bound is
+    clamped into [0, n] and a symbolic stride counts as at least 1, so the slice never leaves
+    `x`, whatever the values are when the model runs.
+    """
     return Call(
         Op.get("relax.strided_slice"),
         [x],
         {
             "axes": tuple(int(a) for a in axes),
-            "begin": tuple(int(b) for b in begin),
-            "end": tuple(int(e) for e in end),
-            "strides": None if strides is None else tuple(int(s) for s in strides),
+            "begin": tuple(_bound(b) for b in begin),
+            "end": tuple(_bound(e) for e in end),
+            "strides": None if strides is None else tuple(_bound(s) for s in strides),
         },
     )
 
 
-def take(x, indices, axis: int | None = None, mode: str = "fast") -> Call:
-    """Elements of `x` at the integer `indices` along `axis` (None: of the flattened `x`)."""
-    if mode not in ("fast", "clip", "wrap"):
-        raise TypeInferenceError(f"'take' expects mode 'fast', 'clip' or 'wrap', got {mode!r}")
+def _bound(value):
+    """An int, or an int64 PrimExpr for a symbolic slice bound or stride."""
+    if isinstance(value, PrimValue):
+        value = value.value
+    if isinstance(value, IntImm):
+        return int(value.value)
+    if isinstance(value, PrimExpr):
+        if not value.dtype.startswith(("int", "uint")):
+            raise TypeInferenceError(f"'strided_slice' expects integer bounds, got {value} ({value.dtype})")
+        return value if value.dtype == "int64" else cast(value, "int64")
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise TypeInferenceError(f"'strided_slice' expects int or symbolic bounds, got {value!r}") from None
+
+
+def take(x, indices, axis: int | None = None, mode: str = "raise") -> Call:
+    """Elements of `x` at the integer `indices` along `axis` (None: of the flattened `x`).
+
+    `mode` says what an index outside [0, n) does: "raise" (the default, numpy's: a negative
+    index counts from the end once, anything else outside raises IndexError when the model
+    runs), "nonnegative" (torch's embedding and index_select: IndexError outside [0, n)),
+    "clip" or "wrap" (TVM's), or "fast": the indices are trusted, unchecked. "fast" reads
+    out of bounds on a bad index; graphc's frontends and passes never choose it.
+    """
+    if mode not in topi.INDEX_MODES:
+        raise TypeInferenceError(f"'take' expects mode to be one of {', '.join(topi.INDEX_MODES)}, "
+                                 f"got {mode!r}")
     return Call(
         Op.get("relax.take"), [x, indices], {"axis": None if axis is None else int(axis), "mode": mode}
     )

@@ -20,7 +20,7 @@ from ... import te
 from ...errors import TypeInferenceError
 from ...tir.expr import IntImm
 from ...topi import scan as _kernels
-from ..expr import Call, Tuple
+from ..expr import Call, Constant, Tuple
 from ..expr import Var as RelaxVar
 from ..struct_info import UNKNOWN_DTYPE, TensorStructInfo, canonical_dtype
 from .base import call_tir
@@ -41,7 +41,8 @@ def call_extern(bb, fn, args, name: str, **kwargs) -> Call:
             raise TypeInferenceError(
                 f"call_extern: argument {arg!r} needs a known shape and dtype, got {sinfo}"
             )
-        label = arg.name_hint if isinstance(arg, RelaxVar) else "rxplaceholder"
+        label = arg.name_hint if isinstance(arg, RelaxVar) else "const" if isinstance(arg, Constant) else \
+            "rxplaceholder"
         placeholders.append(te.placeholder(sinfo.shape_values, sinfo.dtype, name=label))
     func = fn(*placeholders, **kwargs)
     scalars = [p for p in func.params if p not in func.buffer_map]

@@ -114,9 +114,20 @@ class SymbolicBinder(ExprMutator):
     def visit_Call(self, call):
         new = super().visit_Call(call)
         sinfo_args = tuple(self.sinfo(s) for s in call.sinfo_args)
-        if all(a is b for a, b in zip(sinfo_args, call.sinfo_args)):
+        attrs = {k: self._attr(v) for k, v in new.attrs.items()}  # symbolic slice bounds
+        if all(a is b for a, b in zip(sinfo_args, call.sinfo_args)) and \
+                all(attrs[k] is v for k, v in new.attrs.items()):
             return new
-        return relax_expr.Call(new.op, new.args, new.attrs, sinfo_args)
+        return relax_expr.Call(new.op, new.args, attrs, sinfo_args, new.span)
+
+    def _attr(self, value):
+        if isinstance(value, PrimExpr):
+            new = _subst(value, self.tir_map, self.analyzer)
+            return int(new.value) if isinstance(new, IntImm) and new is not value else new
+        if isinstance(value, tuple):
+            new = tuple(self._attr(v) for v in value)
+            return value if all(a is b for a, b in zip(new, value)) else new
+        return value
 
     def visit_var_def(self, var):
         var = super().visit_var_def(var)

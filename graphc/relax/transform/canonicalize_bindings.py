@@ -35,18 +35,20 @@ from ...tir.expr import IntImm
 from ...tir.expr import Var as TIRVar
 from .. import expr as relax_expr
 from ..expr_functor import ExprMutator, ExprVisitor
-from ..struct_info import ShapeStructInfo, TensorStructInfo, TupleStructInfo
+from ..struct_info import ShapeStructInfo, TensorStructInfo, TupleStructInfo, tir_vars_in_struct_info
 from .bind_params import SymbolicBinder
 from .eliminate_common_subexpr import identity_key
 
 __all__ = ["CanonicalizeBindings"]
 
 
-def _infer_symbols(cast, actual, known: dict, where: str) -> None:
-    """Record in `known` what the bare symbolic dims of `cast` are in `actual` (a value's info)."""
+def _infer_symbols(cast, actual, known: dict, where: str, defined: set) -> None:
+    """Record in `known` what the bare symbolic dims of `cast` that it defines (those not in
+    `defined`) are in `actual` (a value's info). A dim defined earlier is checked by the cast,
+    not defined by it: replacing it would drop the check."""
     if isinstance(cast, TupleStructInfo) and isinstance(actual, TupleStructInfo):
         for c, a in zip(cast.fields, actual.fields):
-            _infer_symbols(c, a, known, where)
+            _infer_symbols(c, a, known, where, defined)
         return
     if isinstance(cast, TensorStructInfo) and isinstance(actual, TensorStructInfo):
         dims, values = cast.shape_values, actual.shape_values
@@ -59,7 +61,7 @@ def _infer_symbols(cast, actual, known: dict, where: str) -> None:
     for dim, value in zip(dims, values):
         if not isinstance(dim, TIRVar) or value is dim:
             continue
-        old = known.setdefault(dim, value)
+        old = known.get(dim, value) if dim in defined else known.setdefault(dim, value)
         if isinstance(old, IntImm) and isinstance(value, IntImm) and old.value != value.value:
             raise ValueError(f"CanonicalizeBindings: match_casts disagree: {where} implies that "
                              f"{dim.name} is {value.value}, an earlier one that it is {old.value}")
@@ -70,11 +72,13 @@ class _SymbolicCanonicalizer(SymbolicBinder):
 
     def __init__(self, mod):
         super().__init__(mod, {}, {})
+        self.defined: set = set()  # symbolic vars defined so far (parameters, earlier casts)
 
     def visit_match_cast(self, binding):
         value = self.visit_expr(binding.value)
         _infer_symbols(binding.struct_info, value.struct_info, self.tir_map,
-                       f"the match_cast of {binding.var.name_hint!r}")
+                       f"the match_cast of {binding.var.name_hint!r}", self.defined)
+        self.defined.update(tir_vars_in_struct_info(binding.struct_info))
         super().visit_match_cast(binding)
 
     def visit_If(self, expr):
@@ -89,9 +93,11 @@ class _SymbolicCanonicalizer(SymbolicBinder):
         return relax_expr.If(cond, *branches)
 
     def visit_Function(self, func):
-        saved = dict(self.tir_map)
+        saved, saved_defined = dict(self.tir_map), set(self.defined)
+        for param in func.params:
+            self.defined.update(tir_vars_in_struct_info(param.struct_info))
         out = super().visit_Function(func)
-        self.tir_map = saved
+        self.tir_map, self.defined = saved, saved_defined
         return out
 
 

@@ -9,7 +9,9 @@ replaced by the constants at their uses, shape variables bound to `R.shape([...]
 shape, and the bindings left unused are removed. `R.shape_to_tensor` of a constant shape
 and `R.tensor_to_shape` of a constant tensor fold to the constant and the shape. PrimFuncs
 no longer called after folding (and private) are dropped from the module. PrimFuncs that
-fail to build for the CPU (e.g. scheduled for a GPU) are left alone.
+fail to build for the CPU (e.g. scheduled for a GPU) are left alone, and so are calls whose
+kernel fails a run-time check (a constant index out of range): the model raises that error
+when it runs, as its source would.
 
 Folding trades run time for model size, so a call whose output would be large is not
 folded when it is also bigger than twice its constant inputs combined (a broadcast, `full`
@@ -43,6 +45,7 @@ from ...ir.structural import structural_equal, structural_hash
 from ...ir.transform import PassContext, module_pass
 from ...runtime.device import cpu
 from ...runtime.tensor import empty
+from ...runtime.kernel import KernelError
 from ...target import build as target_build
 from ...tir.expr import FloatImm, IntImm
 from ...tir.function import PrimFunc
@@ -97,8 +100,10 @@ def _fold_shape_to_tensor(shape):
 
 
 def _fold_tensor_to_shape(tensor):
-    if isinstance(tensor, relax_expr.Constant) and tensor.data.numpy().ndim == 1:
-        return relax_expr.ShapeExpr([int(v) for v in tensor.data.numpy()])
+    values = tensor.data.numpy() if isinstance(tensor, relax_expr.Constant) else None
+    # a negative size is left to vm.builtin.tensor_to_shape, which raises ValueError naming it
+    if values is not None and values.ndim == 1 and (values >= 0).all():
+        return relax_expr.ShapeExpr([int(v) for v in values])
     return None
 
 
@@ -197,7 +202,10 @@ class _ConstantFolder(ExprMutator):
             return None
         # aligned, as the kernel's buffers are declared: no temporary copies in or out
         results = [empty(shape, dtype) for shape, dtype in outputs]
-        kernel(*arrays, *results, *scalars)
+        try:
+            kernel(*arrays, *results, *scalars)
+        except KernelError:  # a run-time check failed (an index out of range): raise it when run
+            return None
         if isinstance(call.sinfo_args[0], TupleStructInfo):
             return relax_expr.Tuple([relax_expr.Constant(r) for r in results])
         return relax_expr.Constant(results[0])

@@ -1,7 +1,9 @@
 """KillAfterLastUse: drop each VM register right after the binding that uses it last (TVM's pass).
 
 First, trivial aliases (`lv = alloc`, a match_cast to the same struct info) are folded into
-their uses, so that the last use of the underlying tensor is seen. Then, in every SeqExpr,
+their uses, so that the last use of the underlying tensor is seen; a match_cast that narrows
+the struct info stays, and its var shares the value's register, so a use of either is a use
+of the value, which alone is killed. Then, in every SeqExpr,
 each var bound there that is used later but not returned is killed right after its last
 use: `R.memory.kill_storage` for storages (`alloc_storage` results), `R.memory.kill_tensor`
 for tensors, `R.vm.kill_object` for other objects (tuples, ...). Constants, shapes, scalars
@@ -73,23 +75,32 @@ class _KillInserter:
 
     def seq(self, seq: relax_expr.SeqExpr) -> relax_expr.SeqExpr:
         bindings = [b for block in seq.blocks for b in block.bindings]
+        alias: dict = {}  # a match_cast's var -> the var whose register it shares
+
+        def root(v):
+            while v in alias:
+                v = alias[v]
+            return v
+
         last_use: dict = {}
         storages, constants, killed = set(), set(), set()
         for i, b in enumerate(bindings):
+            if isinstance(b, relax_expr.MatchCast) and isinstance(b.value, relax_expr.Var):
+                alias[b.var] = b.value
             for v in _reads(b.value):
-                last_use[v] = i
+                last_use[root(v)] = i
             value = b.value
             if any(is_op(value, name) for name in _STORAGE_OPS):
                 storages.add(b.var)
             elif isinstance(value, relax_expr.Constant):
                 constants.add(b.var)
             elif any(is_op(value, name) for name in _KILL_OPS) and isinstance(value.args[0], relax_expr.Var):
-                killed.add(value.args[0])
-        outputs = set(_reads(seq.body))
+                killed.add(root(value.args[0]))
+        outputs = {root(v) for v in _reads(seq.body)}
         kills: dict = {}  # binding index -> [(group, var)]
         for b in bindings:
             var = b.var
-            if var not in last_use or var in outputs or var in killed or var in constants:
+            if var in alias or var not in last_use or var in outputs or var in killed or var in constants:
                 continue
             sinfo = var.struct_info
             if var in storages:

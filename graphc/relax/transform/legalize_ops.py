@@ -7,6 +7,11 @@ legalization, or named in `skip_ops`, stay as they are; `customize_legalize_map`
 legalize function) overrides the registry. Calls whose arguments lack known shapes are kept
 (TVM requires known shapes too). Running the pass twice changes nothing the second time.
 
+The run-time checks of the PrimFuncs a call legalizes to (an index read from data, see
+`tir.check_index`) name the call: their messages end with a line quoting the binding and,
+when the frontend recorded one (`Call.span`), the source node, e.g. ``in lv = R.take(...)
+from torch node embedding (aten.embedding.default) in module emb (Embedding)``.
+
 >>> from graphc import relax
 >>> x = relax.Var("x", relax.TensorStructInfo((2, 3), "float32"))
 >>> bb = relax.BlockBuilder()
@@ -26,7 +31,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ...ir.transform import module_pass
+from ...tir.expr import IntImm, PrimExpr
+from ...tir.function import PrimFunc
+from ...tir.transform.error_context import add_error_context
 from .. import expr as relax_expr
+from ..block_builder import BlockBuilder
 from ..expr_functor import ExprMutator
 from ..op.registry import Op
 from ..struct_info import ShapeStructInfo, TensorStructInfo, TupleStructInfo
@@ -47,10 +56,27 @@ def _has_known_shapes(call: relax_expr.Call) -> bool:
     return all(known(a.struct_info) for a in call.args) and known(call.struct_info)
 
 
+class _ContextBuilder(BlockBuilder):
+    """A BlockBuilder whose new PrimFuncs get the call being legalized as their error context."""
+
+    context = ""
+
+    def add_func(self, func, func_name: str):
+        if self.context and isinstance(func, PrimFunc):
+            func = add_error_context(func, self.context)
+        return super().add_func(func, func_name)
+
+
 class _Legalizer(ExprMutator):
     def __init__(self, mod, custom: dict[str, Callable], skip: set[str]):
         super().__init__(mod)
+        self.builder = _ContextBuilder(mod)
         self.custom, self.skip = custom, skip
+        self.binding_var = None
+
+    def visit_var_binding(self, binding: relax_expr.VarBinding) -> None:
+        self.binding_var = binding.var
+        super().visit_var_binding(binding)
 
     def visit_Call(self, call: relax_expr.Call):
         call = super().visit_Call(call)
@@ -62,7 +88,53 @@ class _Legalizer(ExprMutator):
         legalize = self.custom.get(op.name) or op.get_attr("FLegalize")
         if legalize is None or not _has_known_shapes(call):
             return call
-        return legalize(self.builder, _unpack_tuple_args(self.builder, call))
+        self.builder.context = call_context(call, self.binding_var)
+        try:
+            return legalize(self.builder, _unpack_tuple_args(self.builder, call))
+        finally:
+            self.builder.context = ""
+
+
+def call_context(call: relax_expr.Call, var=None) -> str:
+    """`var = R.op(args, attrs)` with constants shown by dtype and shape, then the call's span.
+
+    >>> from graphc import relax
+    >>> x = relax.Var("x", relax.TensorStructInfo((2, 3), "float32"))
+    >>> call = relax.op.take(relax.const([1.0, 2.0]), x, axis=0).replace(span="torch node t")
+    >>> call_context(call, relax.Var("y"))
+    'y = R.take(const(float32, (2,)), x, axis=0, mode="raise") from torch node t'
+    """
+    name = call.op.name.removeprefix("relax.") if isinstance(call.op, Op) else str(call.op)
+    parts = [_arg_text(a) for a in call.args]
+    parts += [f"{k}={_attr_text(v)}" for k, v in call.attrs.items()]
+    text = f"R.{name}({', '.join(parts)})"
+    if var is not None:
+        text = f"{var.name_hint} = {text}"
+    return f"{text} from {call.span}" if call.span else text
+
+
+def _arg_text(arg) -> str:
+    if isinstance(arg, relax_expr.Var):
+        return arg.name_hint
+    if isinstance(arg, relax_expr.Constant):
+        return f"const({arg.data.dtype}, {tuple(arg.data.shape)})"
+    if isinstance(arg, relax_expr.PrimValue):
+        return _attr_text(arg.value)
+    if isinstance(arg, relax_expr.ShapeExpr):
+        return f"R.shape([{', '.join(_attr_text(v) for v in arg.values)}])"
+    if isinstance(arg, relax_expr.Tuple):
+        return f"({', '.join(_arg_text(f) for f in arg.fields)})"
+    return type(arg).__name__
+
+
+def _attr_text(value) -> str:
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, IntImm):
+        return str(value.value)
+    if isinstance(value, PrimExpr):
+        return str(value)
+    return repr(value)
 
 
 def _unpack_tuple_args(bb, call: relax_expr.Call) -> relax_expr.Call:

@@ -18,6 +18,11 @@ used as values become `vm.builtin.make_shape(shape_heap, ndim, code, value, ...)
 `vm.builtin.make_prim_value(shape_heap, code, value)` with `MakeShapeCode`. `match_cast`
 bindings are checked the same way and kept (they bind their var to the value as is).
 
+A composite expression used as a tensor dimension (`n - 10` for an `arange`, `n * m` for a
+reshape) is checked where `shape_func` computes it, before anything is allocated with it: a
+negative value, or a product that wraps around int64, raises ValueError naming the value and
+the first allocation or call that uses it (`tir.check_size`).
+
 A symbolic dimension with a declared range (the function attributes `tir_var_lower_bound` /
 `tir_var_upper_bound`, which the torch importer fills from `torch.export.Dim`) is checked
 against it where a parameter first defines it (`vm.builtin.check_dim_range`), before any
@@ -57,10 +62,11 @@ from ...errors import TypeInferenceError
 from ...ir.transform import module_pass
 from ...tir.arith.keys import expr_key
 from ...tir.buffer import buffer_load, decl_buffer
-from ...tir.expr import Cast, FloatImm, IntImm
+from ...tir.expr import EQ, Cast, FloatImm, IntImm, Mul, _compare, const, logical_and, logical_or, truncdiv
 from ...tir.expr import Var as TIRVar
 from ...tir.function import PrimFunc
-from ...tir.functor import substitute
+from ...tir.functor import post_order_visit, substitute
+from ...tir.op import check_size
 from ...tir.stmt import BufferStore, SeqStmt
 from ...vm.shape_codes import MakeShapeCode, MatchShapeCode
 from .. import expr as relax_expr
@@ -189,6 +195,68 @@ def _collect_slots(func: relax_expr.Function) -> dict:
     return slots
 
 
+_ALLOCS = ("relax.builtin.alloc_tensor", "relax.memory.alloc_tensor", "relax.vm.alloc_tensor")
+
+
+def _callee(value) -> str:
+    if not isinstance(value, relax_expr.Call):
+        return type(value).__name__
+    op = value.op
+    if isinstance(op, relax_expr.ExternFunc):
+        return op.global_symbol
+    if hasattr(op, "name_hint"):
+        return f"cls.{op.name_hint}"
+    name = getattr(op, "name", str(op))
+    if name in ("relax.call_tir", "relax.vm.call_tir_dyn") and value.args:
+        return _callee(relax_expr.Call(value.args[0], ()))
+    return "R." + name.removeprefix("relax.")
+
+
+def _dim_users(func: relax_expr.Function) -> dict:
+    """expr_key -> what first uses the PrimExpr as a tensor dimension, for error messages."""
+    bindings = [b for block in getattr(func.body, "blocks", ()) for b in block.bindings]
+    users: dict = {}
+    for i, b in enumerate(bindings):
+        if isinstance(b, relax_expr.MatchCast) or not isinstance(b.value, relax_expr.Call):
+            continue  # a match_cast compares sizes with a value's, it allocates nothing
+        dims: list = []
+        if isinstance(b.var.struct_info_, TensorStructInfo):  # the tensor the call makes
+            dims.extend(b.var.struct_info.shape_values or ())
+        if any(is_op(b.value, name) for name in _ALLOCS):  # (a call's other shapes may be scalars)
+            dims.extend(d for a in b.value.args if isinstance(a, relax_expr.ShapeExpr) for d in a.values)
+        if not dims:
+            continue
+        what = f"{b.var.name_hint} = {_callee(b.value)}(...)"
+        if any(is_op(b.value, name) for name in _ALLOCS):
+            consumer = next((c for c in bindings[i + 1:] if b.var in _call_args(c.value)), None)
+            if consumer is not None:
+                what = f"the output {b.var.name_hint} of {_callee(consumer.value)}"
+        for d in dims:
+            if not isinstance(d, IntImm | TIRVar):
+                users.setdefault(expr_key(d), what)
+    return users
+
+
+def _call_args(value) -> list:
+    if not isinstance(value, relax_expr.Call):
+        return []
+    out = []
+    for a in value.args:
+        out.extend(a.fields if isinstance(a, relax_expr.Tuple) else [a])
+    return out
+
+
+def _size_ok(value):
+    """`value >= 0`, and no product in it wrapped around int64 (`a * b // a == b`)."""
+    ok = value >= 0
+    products: list = []
+    post_order_visit(value, lambda n: products.append(n) if isinstance(n, Mul) else None)
+    for p in products:
+        zero = _compare(EQ, p.a, const(0, p.a.dtype))
+        ok = logical_and(ok, logical_or(zero, _compare(EQ, truncdiv(p, p.a), p.b)))
+    return ok
+
+
 # --- the rewrite -------------------------------------------------------------------------------
 
 
@@ -201,10 +269,12 @@ class _ShapeLower(ExprMutator):
         self.heap = None
         self.heap_size = 0
         self.fn_name = ""
+        self.dim_users: dict = {}
 
     def rewrite(self, gv, func: relax_expr.Function) -> relax_expr.Function:
         self.fn_name = gv.name_hint
         self.slots = _collect_slots(func)
+        self.dim_users = _dim_users(func)
         self.ready = []
         self.heap_size = len(self.slots)
         heap_sinfo = TensorStructInfo(dtype="int64", ndim=1)
@@ -432,6 +502,11 @@ class _ShapeLower(ExprMutator):
             value = substitute(slot.expr, loads)
             if value.dtype != "int64":
                 value = Cast("int64", value)  # e.g. a boolean condition: the heap holds int64
+            user = self.dim_users.get(expr_key(slot.expr))
+            if user is not None:  # a size: checked before anything is allocated with it
+                text = f"the size {prim_text(slot.expr)} = {{value}} of {user} in {self.fn_name}"
+                text = text.replace("{", "{{").replace("}", "}}").replace("{{value}}", "{value}")
+                value = check_size(value, _size_ok(value), text + " is negative or overflows int64")
             stores.append(BufferStore(buf, value, (IntImm("int64", slot.index),)))
         func = PrimFunc([heap], SeqStmt.flatten(*stores), None, {heap: buf}, {"tir.is_host_func": True})
         gv = self.builder.add_func(func, "shape_func")

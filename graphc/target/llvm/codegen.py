@@ -29,11 +29,11 @@ from .expr import ExprCodegen
 from .intrinsics import IntrinsicCodegen
 from .parallel import ParallelCodegen
 from .signature import func_signature
-from .stmt import StmtCodegen
+from .stmt import ERROR_RECORD, StmtCodegen
 from .types import F64, I32, I64, PTR, reg_type
 from .vectorize import native_vector_bits, vectorize_loops
 
-CODEGEN_VERSION = "graphc-llvm-4"  # 2: parallel loops on libgomp, TIR vectorizer; 4: GPU host code
+CODEGEN_VERSION = "graphc-llvm-5"  # 2: parallel loops on libgomp, TIR vectorizer; 4: GPU host code; 5: error records
 
 
 class CodeGenLLVM(ExprCodegen, IntrinsicCodegen, StmtCodegen, ParallelCodegen):
@@ -79,7 +79,8 @@ class CodeGenLLVM(ExprCodegen, IntrinsicCodegen, StmtCodegen, ParallelCodegen):
             binders += [[], []]
             meta["launch_slots"] = 2
 
-        compute = ir.Function(self.module, ir.FunctionType(I32, arg_types), f"{name}_compute")
+        # the last argument is the slot array itself: a failed check writes its values there
+        compute = ir.Function(self.module, ir.FunctionType(I32, [*arg_types, PTR]), f"{name}_compute")
         compute.linkage = "internal"
         compute.attributes.add("nounwind")
         for arg, param, pmeta in zip(compute.args, func.params, meta["params"]):
@@ -99,12 +100,15 @@ class CodeGenLLVM(ExprCodegen, IntrinsicCodegen, StmtCodegen, ParallelCodegen):
             for var in vars_:
                 same = arg.type == reg_type(var.dtype)
                 self.vars[var] = arg if same else self._convert_int(arg, var.dtype)
-        self.launcher = tuple(compute.args[-2:]) if launches else None
+        self.launcher = tuple(compute.args[-3:-1]) if launches else None
+        self.vars[ERROR_RECORD] = compute.args[-1]
         self.emit_stmt(vectorize_loops(func.body, self.vector_bits))
         if not self.builder.block.is_terminated:
             self.builder.ret(ir.Constant(I32, 0))
         self._emit_entry(name, compute, meta, arg_types)
         meta["errors"] = list(self.error_messages)
+        meta["error_slots"] = max((len(e["fields"]) for e in self.error_messages if isinstance(e, dict)),
+                                  default=0)
         return meta
 
     def _convert_int(self, value: ir.Value, dtype: str) -> ir.Value:
@@ -137,7 +141,7 @@ class CodeGenLLVM(ExprCodegen, IntrinsicCodegen, StmtCodegen, ParallelCodegen):
             else:
                 as_double = b.bitcast(raw, F64)
                 values.append(as_double if ty == F64 else b.fptrunc(as_double, ty))
-        b.ret(b.call(compute, values))
+        b.ret(b.call(compute, [*values, entry.args[0]]))
 
     def string_constant(self, text: str) -> ir.Value:
         g = self._strings.get(text)

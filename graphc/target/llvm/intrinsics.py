@@ -15,7 +15,9 @@ from ...ir.dtype import DataType
 from ...tir import expr as tir_expr
 from ..intrin import lower_intrin
 from . import fast_math  # noqa: F401 - registers the vectorizable float32 exp/tanh
-from .types import I1, I8, I32, PTR, const_like, f32_of, mem_type, reg_type
+from .types import I1, I8, I32, I64, PTR, const_like, f32_of, mem_type, reg_type
+
+INDEX_ERROR_FIELDS = ("index", "lo", "hi")  # the values a failed tir.check_index reports, in order
 
 # tir name -> LLVM intrinsic base name (overloaded on the operand type)
 LLVM_INTRINSICS = {
@@ -142,6 +144,38 @@ class IntrinsicCodegen:
             raise CodegenError(f"{self.func_name}: tir.address_of needs a buffer load, got {load!r}")
         base, index = self.buffer_base(load.buffer, load.indices)
         return self.builder.gep(base, [self.index_i64(index)], source_etype=mem_type(load.buffer.dtype))
+
+
+def _check_index(cg, op: tir_expr.Call) -> ir.Value:
+    """`tir.check_index(index, extent, wrap, message)`: the position, or an early return that
+    reports (index, lo, hi) for the runtime's IndexError."""
+    if DataType(op.args[0].dtype).lanes != 1 or not isinstance(op.args[2], tir_expr.IntImm) \
+            or not isinstance(op.args[3], tir_expr.StringImm):
+        raise CodegenError(f"{cg.func_name}: tir.check_index needs a scalar index, a constant wrap flag "
+                           f"and a message string, got {op!r}")
+    b = cg.builder
+    index = cg.cast(op.args[0].dtype, "int64", cg.emit_expr(op.args[0]))
+    extent = cg.cast(op.args[1].dtype, "int64", cg.emit_expr(op.args[1]))
+    zero = ir.Constant(I64, 0)
+    wrap = bool(op.args[2].value)
+    pos = b.select(b.icmp_signed("<", index, zero), b.add(index, extent), index) if wrap else index
+    ok = b.icmp_unsigned("<", pos, extent)  # 0 <= pos < extent, extents being non-negative
+    lo = b.sub(zero, extent) if wrap else zero
+    error = {"type": "IndexError", "format": op.args[3].value, "fields": list(INDEX_ERROR_FIELDS)}
+    cg.fail_unless(ok, error, [index, lo, extent])
+    return pos
+
+
+def _check_size(cg, op: tir_expr.Call) -> ir.Value:
+    """`tir.check_size(value, ok, message)`: the value, or an early return reporting it for the
+    runtime's ValueError."""
+    if not isinstance(op.args[2], tir_expr.StringImm) or DataType(op.args[0].dtype).lanes != 1:
+        raise CodegenError(f"{cg.func_name}: tir.check_size needs a scalar value and a message string, "
+                           f"got {op!r}")
+    value = cg.cast(op.args[0].dtype, "int64", cg.emit_expr(op.args[0]))
+    ok = cg.to_bool_i1(cg.emit_expr(op.args[1]))
+    cg.fail_unless(ok, {"type": "ValueError", "format": op.args[2].value, "fields": ["value"]}, [value])
+    return value
 
 
 def _float_class(kind: str):
@@ -286,6 +320,8 @@ _STRUCTURAL = {
     "tir.likely": _likely,
     "tir.assume": _assume,
     "tir.infinity": _infinity,
+    "tir.check_index": _check_index,
+    "tir.check_size": _check_size,
 }
 _SIMPLE = {
     "tir.isnan": _float_class("isnan"),

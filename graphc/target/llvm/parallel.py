@@ -8,7 +8,8 @@ For `for i in T.parallel(n): body` the generator emits
   when their size does not depend on the loop variable);
 - `void @f_parK(ptr closure)`: what each OpenMP thread runs. It computes its static chunk
   of the range from `omp_get_thread_num()` / `omp_get_num_threads()` (outside a region
-  they are 0 and 1: the whole range) and records a failed assertion in the closure;
+  they are 0 and 1: the whole range) and records a failed assertion in the closure (the
+  first failure wins: a failing check claims the slot before it writes its values);
 - at the loop's place, a closure on the stack (range, error slot, every variable in scope)
   and `GOMP_parallel(@f_parK, closure, graphc_num_threads, 0)`, or a direct call
   `@f_parK(closure)` (serial) when the thread count is 1, the range has fewer than two
@@ -28,6 +29,7 @@ from ...ir.dtype import DataType
 from ...tir import expr as tir_expr
 from ...tir import stmt as tir_stmt
 from ...tir.analysis.var_use import uses_var
+from .stmt import PARALLEL_ERROR
 from .types import I32, I64, PTR, const_like
 
 # below this many innermost iterations a parallel region's start-up (~microseconds) dominates
@@ -99,7 +101,13 @@ class ParallelCodegen:
         b, dtype = self.builder, op.loop_var.dtype
         start = self.cast(op.min.dtype, dtype, self.emit_expr(op.min))
         extent = self.cast(op.extent.dtype, dtype, self.emit_expr(op.extent))
+        with b.goto_block(self.entry_block):
+            b.position_at_start(self.entry_block)
+            err_slot = b.alloca(I32, name="par_error")
+            err_slot.type = PTR  # opaque pointers, as elsewhere in the module
+        self.vars[PARALLEL_ERROR] = err_slot  # captured: a failing body claims it (stmt.py)
         captured = list(self.vars.items())
+        del self.vars[PARALLEL_ERROR]
         worker = self._outline(op, start.type, captured)
 
         fields = [start.type, start.type, PTR, *(v.type for _, v in captured)]
@@ -107,8 +115,7 @@ class ParallelCodegen:
         with b.goto_block(self.entry_block):
             b.position_at_start(self.entry_block)
             closure = b.alloca(closure_t, name="closure")
-            err_slot = b.alloca(I32, name="par_error")
-            closure.type = err_slot.type = PTR  # opaque pointers, as elsewhere in the module
+            closure.type = PTR
         b.store(ir.Constant(I32, 0), err_slot)
         for k, value in enumerate([start, extent, err_slot, *(v for _, v in captured)]):
             b.store(value, b.gep(closure, [ir.Constant(I32, 0), ir.Constant(I32, k)], source_etype=closure_t))
@@ -157,8 +164,8 @@ class ParallelCodegen:
         lo = b.add(start, b.trunc(first, index_t) if index_t != I64 else first)
         hi = b.add(lo, b.trunc(count, index_t) if index_t != I64 else count)
         rc = b.call(body_fn, [lo, hi, *loaded[3:]])
-        with b.if_then(b.icmp_signed("!=", rc, ir.Constant(I32, 0))):
-            b.atomic_rmw("xchg", err_slot, rc, "monotonic")  # store_atomic needs typed pointers
+        with b.if_then(b.icmp_signed("!=", rc, ir.Constant(I32, 0))):  # the first failure stays
+            b.cmpxchg(err_slot, ir.Constant(I32, 0), rc, "monotonic", "monotonic")
         b.ret_void()
         return worker
 

@@ -5,8 +5,11 @@ libgomp's thread pool (`parallel.py`); vectorized loops were rewritten into vect
 before emission (`vectorize.py`), and what is left of them, like unrolled loops, carries
 `llvm.loop` hints. `Allocate` uses a stack slot in the
 entry block when its size is a small constant (so loops never grow the stack) and the
-heap (`aligned_alloc`/`free`) otherwise. A failed `AssertStmt` or allocation frees the
-live heap buffers and returns a nonzero code whose message the runtime raises.
+heap (`aligned_alloc`/`free`) otherwise. A failed `AssertStmt`, allocation or
+`tir.check_index` frees the live heap buffers and returns a nonzero code whose message the
+runtime raises; a check that reports values (the offending index and its valid range) first
+writes them into the caller's slot array (`ERROR_RECORD`). Inside a parallel body the first
+failing thread claims the region's error slot, so the code and the values come from one failure.
 """
 
 from __future__ import annotations
@@ -21,6 +24,10 @@ from .types import I1, I32, I64, PTR, const_like, mem_type
 
 STACK_LIMIT_BYTES = 16 * 1024
 ALLOC_ALIGN = 64
+# The caller's slot array, where a failed check writes its values (bound in every function)
+ERROR_RECORD = tir_expr.Var("graphc_error_record", "handle")
+# The i32 error slot of the parallel region a body runs in (bound in outlined bodies only)
+PARALLEL_ERROR = tir_expr.Var("graphc_parallel_error", "handle")
 _LOOP_HINTS = {
     tir_stmt.ForKind.VECTORIZED: ("llvm.loop.vectorize.enable", True),
     tir_stmt.ForKind.UNROLLED: ("llvm.loop.unroll.full", None),
@@ -228,18 +235,40 @@ class StmtCodegen:
         self.fail_unless(cond, msg)
         self.emit_stmt(op.body)
 
-    def fail_unless(self, cond: ir.Value, message: str) -> None:
-        """Return a fresh error code (after freeing live heap buffers) when `cond` is false."""
+    def fail_unless(self, cond: ir.Value, message, values=()) -> None:
+        """Return a fresh error code (after freeing live heap buffers) when `cond` is false.
+
+        `message` is the error's text, or a dict (`{"type", "format", "fields"}`) for an
+        error whose text the runtime formats from `values` (i64s, written to the record).
+        """
         b = self.builder
         self.error_messages.append(message)
         code = len(self.error_messages)
         ok_bb, fail_bb = b.append_basic_block("ok"), b.append_basic_block("fail")
-        b.cbranch(cond, ok_bb, fail_bb)
+        b.cbranch(self.call_llvm_intrinsic("llvm.expect", [cond, ir.Constant(I1, 1)]), ok_bb, fail_bb)
         b.position_at_end(fail_bb)
+        if values:
+            self._record_error(code, values)
         for ptr in reversed(self.heap_live):
             b.call(self.extern_function("free", ir.VoidType(), [PTR]), [ptr])
         b.ret(ir.Constant(I32, code))
         b.position_at_end(ok_bb)
+
+    def _record_error(self, code: int, values) -> None:
+        """Write `values` to the caller's slot array (in a parallel body: if this thread is first)."""
+        b, record = self.builder, self.vars[ERROR_RECORD]
+        region = self.vars.get(PARALLEL_ERROR)
+        done = None
+        if region is not None:
+            claim = b.cmpxchg(region, ir.Constant(I32, 0), ir.Constant(I32, code), "monotonic", "monotonic")
+            write_bb, done = b.append_basic_block("record"), b.append_basic_block("recorded")
+            b.cbranch(b.extract_value(claim, 1), write_bb, done)
+            b.position_at_end(write_bb)
+        for k, value in enumerate(values):
+            b.store(value, b.gep(record, [ir.Constant(I64, k)], source_etype=I64), align=8)
+        if done is not None:
+            b.branch(done)
+            b.position_at_end(done)
 
     # -- memory -----------------------------------------------------------------------------
     def visit_Allocate(self, op: tir_stmt.Allocate) -> None:

@@ -233,6 +233,11 @@ class _Vectorizer:
         if e.op == "tir.if_then_else":
             return self._if_then_else(e)
         args = [self.expr(a) for a in e.args]
+        if e.op in ("tir.check_index", "tir.check_size") and (self.mask is not None
+                                                              or any(_lanes(a) > 1 for a in args)):
+            # a check is scalar code with an early exit: it stays in the vector body only when
+            # every lane shares it and the scalar loop ran it unconditionally
+            raise _NotVectorizable
         if all(_lanes(a) == 1 for a in args):
             return e if all(a is x for a, x in zip(args, e.args)) else e.replace(args=tuple(args))
         args = [a if isinstance(a, tir_expr.StringImm) else self.widen(a) for a in args]

@@ -119,13 +119,15 @@ def test_scatter_elements_integer_mean(legalize_run):
     np.testing.assert_array_equal(out, expect.numpy())
 
 
-def test_scatter_out_of_range_indices_are_skipped(legalize_run):
+@pytest.mark.parametrize("mode,bad", [("raise", 4), ("raise", -5), ("nonnegative", -1), ("nonnegative", 4)])
+def test_scatter_out_of_range_index_raises(legalize_run, mode, bad):
     x = _x((4,))
-    idx, upd = np.array([9, -9, 1], dtype="int64"), _x((3,))
+    idx, upd = np.array([1, bad, 2], dtype="int64"), _x((3,))
     sinfos = [R.TensorStructInfo((4,), "float32"), R.TensorStructInfo((3,), "int64"),
               R.TensorStructInfo((3,), "float32")]  # fmt: skip
-    out = legalize_run(lambda a, i, u: R.op.scatter_elements(a, i, u), sinfos, [x, idx, upd])[0]
-    np.testing.assert_array_equal(out, np.concatenate([x[:1], upd[2:], x[2:]]))
+    lo = -4 if mode == "raise" else 0
+    with pytest.raises(IndexError, match=rf"index {bad} in x1 is out of range \[{lo}, 4\) for axis 0 of x0"):
+        legalize_run(lambda a, i, u: R.op.scatter_elements(a, i, u, mode=mode), sinfos, [x, idx, upd])
 
 
 def _scatter_nd_ref(data, indices, updates, reduction):
@@ -311,5 +313,5 @@ def test_print_parse_round_trip():
         bb.emit_func_output(gv)
     func = bb.get()["main"]
     text = func.script()
-    assert 'R.scatter_elements(x, i, lv, axis=0, reduction="mean")' in text
+    assert 'R.scatter_elements(x, i, lv, axis=0, reduction="mean", mode="raise")' in text
     assert structural_equal(from_source(text), func)

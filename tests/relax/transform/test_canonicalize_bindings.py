@@ -8,6 +8,7 @@ from graphc import relax
 from graphc.ir.structural import assert_structural_equal
 from graphc.script import ir as I
 from graphc.script import relax as R
+from graphc.script import tir as T
 
 
 def canonicalize(mod):
@@ -215,3 +216,20 @@ def test_match_casts_that_disagree_are_an_error():
 
     with pytest.raises(ValueError, match="match_casts disagree: the match_cast of 'v' implies that n is 5"):
         relax.transform.CanonicalizeBindings()(Before)
+
+
+def test_a_match_cast_checking_a_known_symbolic_var_stays():
+    # n is defined by the parameter: the cast checks the sliced length against it at run time
+    @I.ir_module
+    class Before:
+        @R.function
+        def main(x: R.Tensor((1, 64), "float32"), y: R.Tensor((2, "n"), "float32")):
+            n = T.int64()
+            a = R.strided_slice(x, axes=[1], begin=[0], end=[n])
+            b = R.match_cast(a, R.Tensor((1, n), "float32"))
+            c = R.add(b, y)
+            return c
+
+    after = canonicalize(Before)
+    assert "R.match_cast(a, R.Tensor((1, n)" in after.script()
+    assert_structural_equal(after, Before)

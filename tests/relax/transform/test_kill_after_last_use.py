@@ -117,3 +117,28 @@ def test_nothing_to_kill():
         return x
 ''')
     assert R.transform.KillAfterLastUse()(mod)["main"] is mod["main"]
+
+
+NARROWING = HEADER + '''
+    @R.function
+    def main(x: R.Tensor(("n",), "float32")) -> R.Tensor((4,), "float32"):
+        n = T.int64()
+        cls = Module
+        storage = R.memory.alloc_storage(R.shape([16]), R.prim_value(0), R.str("global"), R.dtype("float32"))
+        alloc = R.memory.alloc_tensor(storage, R.prim_value(0), R.shape([n]), R.dtype("float32"))
+        _ = cls.exp(x, alloc)
+        a = R.match_cast(alloc, R.Tensor((4,), "float32"))
+        storage1 = R.memory.alloc_storage(R.shape([16]), R.prim_value(0), R.str("global"), R.dtype("float32"))
+        alloc1 = R.memory.alloc_tensor(storage1, R.prim_value(0), R.shape([4]), R.dtype("float32"))
+        _1 = cls.exp(a, alloc1)
+        return alloc1
+'''
+
+
+def test_a_narrowing_match_cast_shares_its_values_register():
+    """`a` is `alloc` seen with a refined shape (one VM register): `alloc` dies after `a`'s last
+    use, not after the cast, and `a` itself is never killed."""
+    after = R.transform.KillAfterLastUse()(from_source(NARROWING))
+    text = after["main"].script()
+    assert text.index("R.memory.kill_tensor(alloc)") > text.index("cls.exp(a, alloc1)")
+    assert "kill_tensor(a)" not in text

@@ -203,3 +203,25 @@ def test_tuple_valued_arguments_are_unpacked():
     out = np.zeros((6, 2), "float32")
     graphc.build(mod["concatenate"], target="llvm")["main"](*pieces, out)
     np.testing.assert_array_equal(out, np.concatenate(np.split(a, 3, axis=1), axis=0))
+
+
+def test_index_checks_name_the_call_and_its_source():
+    x = R.Var("x", R.TensorStructInfo((5, 3), "float32"))
+    i = R.Var("ids", R.TensorStructInfo((2,), "int64"))
+    bb = R.BlockBuilder()
+    with bb.function("main", [x, i]):
+        with bb.dataflow():
+            call = R.op.take(x, i, axis=0, mode="nonnegative")
+            call = call.replace(span="torch node emb = aten.embedding({x})")
+            out = bb.emit_output(call, name_hint="rows")
+        bb.emit_func_output(out)
+    mod = R.transform.LegalizeOps()(bb.get())
+    messages = []
+    tir.functor.post_order_visit(mod["take"].body, lambda n: messages.append(n.args[3].value)
+                                 if isinstance(n, tir.Call) and n.op == "tir.check_index" else None)
+    assert set(messages) == {"index {index} in ids is out of range [{lo}, {hi}) for axis 0 of x\n"
+                             '  in rows = R.take(x, ids, axis=0, mode="nonnegative") from torch node emb = '
+                             "aten.embedding({{x}})"}
+    lib = graphc.build(mod["take"], target="llvm")
+    with pytest.raises(IndexError, match=r"index 5 in ids .*\n  in rows = R.take.* aten.embedding\(\{x\}\)"):
+        lib["main"](np.zeros((5, 3), "float32"), np.array([0, 5]), np.zeros((2, 3), "float32"))

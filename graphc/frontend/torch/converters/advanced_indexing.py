@@ -42,11 +42,10 @@ class _Advanced:
         s_shape = torch.broadcast_shapes(*(fakes[a].shape for a in self.used))
         self.s_shape = [args.prim(d) for d in s_shape]
         positions = []
-        for a in self.used:
-            wrapped = _wrapped(importer, indices[a], shape[a])
+        for a in self.used:  # negative positions are wrapped, and all checked, by gather/scatter_nd
             s_shape = relax.ShapeExpr(shape_values(self.s_shape))
-            positions.append(importer.emit(op.broadcast_to(wrapped, s_shape)))
-        self.positions = importer.emit(op.stack(positions, axis=len(self.s_shape)))
+            positions.append(importer.emit(op.broadcast_to(cast(indices[a], "int64"), s_shape)))
+        self.positions = importer.emit(op.stack(positions, axis=len(self.s_shape)), "positions")
         self.perm = self.used + self.others
         self.moved = x if self.perm == list(range(n)) else importer.emit(op.permute_dims(x, self.perm))
         adjacent = self.used == list(range(self.used[0], self.used[-1] + 1))
@@ -63,13 +62,6 @@ class _Advanced:
     def result_shape(self):
         rest = self.rest_shape
         return rest[: self.front] + self.s_shape + rest[self.front :]
-
-
-def _wrapped(importer, index, size):
-    """An int64 index tensor with negative positions counted from the end of a dim of `size`."""
-    index = cast(index, "int64")
-    negative = op.less(index, relax.const(0, "int64"))
-    return importer.emit(op.where(negative, op.add(index, scalar_tensor(size, "int64")), index))
 
 
 def _reject_masks(args, indices):
@@ -89,9 +81,9 @@ def _index(importer, args):
     used = [(axis, idx) for axis, idx in enumerate(indices) if idx is not None]
     if len(used) == 1:
         axis, idx = used[0]
-        return op.take(x, _wrapped(importer, idx, shape_of(x)[axis]), axis=axis)
+        return op.take(x, idx, axis=axis, mode="raise")  # Python's rule: -1 is the last
     adv = _Advanced(importer, args, x, indices)
-    out = importer.emit(op.gather_nd(adv.moved, adv.positions))
+    out = importer.emit(op.gather_nd(adv.moved, adv.positions, mode="raise"))
     perm = adv.to_torch_layout()
     return out if perm is None else op.permute_dims(out, perm)
 
@@ -110,7 +102,8 @@ def _index_put(importer, args):
     perm = adv.to_torch_layout()
     if perm is not None:  # back from PyTorch's layout to (S, others...)
         updates = importer.emit(op.permute_dims(updates, [perm.index(i) for i in range(len(perm))]))
-    out = importer.emit(op.scatter_nd(adv.moved, adv.positions, updates, "add" if accumulate else "update"))
+    out = importer.emit(op.scatter_nd(adv.moved, adv.positions, updates, "add" if accumulate else "update",
+                                      mode="raise"))
     if adv.perm == list(range(ndim_of(x))):
         return out
     return op.permute_dims(out, [adv.perm.index(i) for i in range(len(adv.perm))])
@@ -146,7 +139,7 @@ def _scatter_along(importer, x, src, dim, start, step):
     column[dim] = count
     index = importer.emit(op.reshape(index, relax.ShapeExpr(shape_values(column))))
     index = importer.emit(op.broadcast_to(index, relax.ShapeExpr(list(src.struct_info.shape_values))))
-    return op.scatter_elements(x, index, cast(src, dtype_of(x)), axis=dim)
+    return op.scatter_elements(x, index, cast(src, dtype_of(x)), axis=dim, mode="nonnegative")
 
 
 def _numel(x):
@@ -198,7 +191,7 @@ def _masked_scatter(importer, args):
     last = importer.emit(op.subtract(scalar_tensor(count, "int64"), relax.const(1, "int64")))
     rank = importer.emit(op.minimum(op.maximum(rank, relax.const(0, "int64")), last))
     source = importer.emit(op.reshape(cast(source, dtype_of(x)), relax.ShapeExpr([count])))
-    taken = importer.emit(op.take(source, rank, axis=0))
+    taken = importer.emit(op.take(source, rank, axis=0, mode="nonnegative"))
     out = importer.emit(op.where(mask, taken, importer.emit(op.reshape(x, flat))))
     return op.reshape(out, shape)
 

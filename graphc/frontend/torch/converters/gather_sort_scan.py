@@ -17,7 +17,7 @@ op = relax.op
 def _gather(importer, args):
     args.ignore("sparse_grad")
     x = args["self"]
-    return op.gather_elements(x, args["index"], axis=args["dim"] % ndim_of(x))
+    return op.gather_elements(x, args["index"], axis=args["dim"] % ndim_of(x), mode="nonnegative")
 
 
 @converter(
@@ -56,7 +56,7 @@ def _scatter(importer, args):
             raise args.unsupported("reduce")
     else:
         reduction = "update"
-    return op.scatter_elements(x, index, src, axis=dim, reduction=reduction)
+    return op.scatter_elements(x, index, src, axis=dim, reduction=reduction, mode="nonnegative")
 
 
 def _without_targets(importer, args, x, index, dim, reduction):
@@ -68,7 +68,8 @@ def _without_targets(importer, args, x, index, dim, reduction):
     identity = {"add": 0, "mul": 1, "max": _lowest(dtype), "min": _highest(dtype)}[reduction]
     zeros = importer.emit(op.zeros(relax.ShapeExpr(list(x.struct_info.shape_values)), "int8"))
     ones = importer.emit(op.ones(relax.ShapeExpr(list(index.struct_info.shape_values)), "int8"))
-    reached = importer.emit(op.scatter_elements(zeros, index, ones, axis=dim, reduction="update"))
+    reached = importer.emit(op.scatter_elements(zeros, index, ones, axis=dim, reduction="update",
+                                                mode="nonnegative"))
     reached = importer.emit(op.not_equal(reached, relax.const(0, "int8")))
     return importer.emit(op.where(reached, relax.const(identity, dtype), x))
 
@@ -120,7 +121,7 @@ def _cumsum(importer, args):
 def _one_hot(importer, args):
     depth = int(args.out.shape[-1])
     args.ignore("num_classes")
-    return op.one_hot(args["self"], relax.PrimValue(1), relax.PrimValue(0), depth, -1)
+    return op.one_hot(args["self"], relax.PrimValue(1), relax.PrimValue(0), depth, -1, mode="nonnegative")
 
 
 def _prefix_pairs(importer, x, dim, fill):

@@ -135,7 +135,7 @@ def _embedding(importer, args):
     args.ignore("padding_idx")  # only affects gradients
     if args["sparse"] or args["scale_grad_by_freq"]:
         args.ignore("sparse", "scale_grad_by_freq")  # gradient-only options
-    return op.take(args["weight"], args["indices"], axis=0)
+    return op.take(args["weight"], args["indices"], axis=0, mode="nonnegative")  # torch refuses -1
 
 
 @converter("aten.dropout.default", "aten.dropout_.default")
@@ -271,7 +271,7 @@ def _embedding_bag(importer, args):
     if padding is not None and padding >= 0:
         kept = op.not_equal(indices, relax.const(padding, dtype_of(indices)))
         member = importer.emit(op.logical_and(member, kept))
-    rows = importer.emit(op.take(weight, indices, axis=0))  # (N, D)
+    rows = importer.emit(op.take(weight, indices, axis=0, mode="nonnegative"))  # (N, D)
     scale = args["per_sample_weights"]
     if scale is not None:
         if mode != "sum":

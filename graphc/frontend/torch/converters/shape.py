@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from .... import relax, tir
 from ....errors import FrontendError
-from .common import cast, ndim_of, scalar_tensor, shape_of, shape_values
+from ....ir.structural import structural_equal
+from .common import cast, dtype_of, ndim_of, scalar_tensor, shape_of, shape_values
 from .registry import converter
 
 op = relax.op
@@ -193,7 +194,16 @@ def _slice(importer, args):
         raise args.unsupported("step", "must be positive")
     if isinstance(start, int) and start == 0 and _is_full(end, size) and step == 1:
         return x
-    return op.strided_slice(x, [dim], [start], [end], [step])
+    sliced = op.strided_slice(x, [dim], [start], [end], [step])
+    if all(isinstance(v, int) for v in (start, end, step)):
+        return sliced
+    # Symbolic bounds are clamped into the tensor, giving shapes like min(n, 512) where torch,
+    # knowing n's range, traced n: bind the traced shape, checked when the model runs.
+    sliced = importer.emit(sliced)
+    traced = relax.TensorStructInfo(args.out_shape, dtype_of(x))
+    if structural_equal(sliced.struct_info, traced):
+        return sliced
+    return importer.bb.match_cast(sliced, traced)
 
 
 def _is_full(end, size) -> bool:
@@ -215,7 +225,7 @@ def _select(importer, args):
 @converter("aten.index_select.default")
 def _index_select(importer, args):
     x = args["self"]
-    return op.take(x, args["index"], axis=args["dim"] % ndim_of(x))
+    return op.take(x, args["index"], axis=args["dim"] % ndim_of(x), mode="nonnegative")
 
 
 @converter("aten.repeat.default")
