@@ -1,6 +1,8 @@
 """The VirtualMachine on a GPU device (OpenCL on PoCL here): a small model with hand-applied
 schedules matches the CPU, keeps its outputs on the device, and its executable saves and loads."""
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -53,8 +55,14 @@ def schedule_for_gpu(mod, threads=64):
         for block in sch.get_child_blocks(sch.get_block("root")):
             spatial = sum(1 for iv in sch.get(block).iter_vars if iv.iter_type == tir.IterType.DATA_PAR)
             loops = sch.get_loops(block)[:spatial]
+            extents = [sch.get(loop).extent for loop in loops]
+            factor = threads
+            if not all(isinstance(e, tir.IntImm) for e in extents):
+                # a symbolic extent: split by a factor that divides it (the affine-binding check
+                # cannot yet use a symbolic bound predicate, so bind refuses the guarded split)
+                factor = math.gcd(threads, math.prod(e.value for e in extents if isinstance(e, tir.IntImm)))
             fused = sch.fuse(*loops) if len(loops) > 1 else loops[0]
-            bx, tx = sch.split(fused, [None, threads])
+            bx, tx = sch.split(fused, [None, factor])
             sch.bind(bx, "blockIdx.x")
             sch.bind(tx, "threadIdx.x")
         mod[gv] = sch.mod["main"]

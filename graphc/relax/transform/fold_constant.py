@@ -44,8 +44,8 @@ from ...ir.module import GlobalVar, IRModule
 from ...ir.structural import structural_equal, structural_hash
 from ...ir.transform import PassContext, module_pass
 from ...runtime.device import cpu
-from ...runtime.tensor import empty
 from ...runtime.kernel import KernelError
+from ...runtime.tensor import empty
 from ...target import build as target_build
 from ...tir.expr import FloatImm, IntImm
 from ...tir.function import PrimFunc

@@ -33,7 +33,8 @@ from .stmt import ERROR_RECORD, StmtCodegen
 from .types import F64, I32, I64, PTR, reg_type
 from .vectorize import native_vector_bits, vectorize_loops
 
-CODEGEN_VERSION = "graphc-llvm-5"  # 2: parallel loops on libgomp, TIR vectorizer; 4: GPU host code; 5: error records
+# 2: parallel loops on libgomp, TIR vectorizer; 4: GPU host code; 5: error records
+CODEGEN_VERSION = "graphc-llvm-5"
 
 
 class CodeGenLLVM(ExprCodegen, IntrinsicCodegen, StmtCodegen, ParallelCodegen):

@@ -42,12 +42,14 @@ from ..expr import (
     IntImm,
     Mul,
     PrimExpr,
+    Range,
     Sub,
     Var,
     const,
     floordiv,
     floormod,
 )  # fmt: skip
+from ..functor import substitute
 
 
 class NotAffine(Exception):
@@ -425,9 +427,44 @@ def _mapped(values, dom, ana, predicate):
     return mapper, sums
 
 
+def _tighten(predicate, dom: dict):
+    """`loop < c` terms of `predicate` (a conjunction) moved into the loop's range, where the
+    loop starts at a constant: the rest of the predicate and the tightened ranges."""
+    if predicate is None:
+        return None, dom
+    terms, rest = [predicate], []
+    while terms:
+        term = terms.pop()
+        if isinstance(term, And):
+            terms += [term.a, term.b]
+        elif (isinstance(term, LT) and isinstance(term.a, Var) and term.a in dom
+              and isinstance(term.b, IntImm) and isinstance(dom[term.a].min, IntImm)
+              and isinstance(dom[term.a].extent, IntImm)):
+            r = dom[term.a]
+            extent = max(min(r.extent.value, term.b.value - r.min.value), 0)
+            dom = {**dom, term.a: Range(r.min, const(extent, r.extent.dtype))}
+        else:
+            rest.append(term)
+    if not rest:
+        return None, dom
+    out = rest[0]
+    for term in rest[1:]:
+        out = And(out, term)
+    return out, dom
+
+
 def is_affine_binding(values, dom: dict, predicate=None, ana: Analyzer | None = None) -> bool:
     """Whether `values` (block bindings) are non-overlapping splits of the loops in `dom`
-    (Var -> Range), each of scale 1: TVM's "affine binding"."""
+    (Var -> Range), each of scale 1: TVM's "affine binding". A loop of one iteration is its
+    start value (a split by a factor larger than the extent leaves one, which the simplifier
+    drops from the bindings but not from the predicate)."""
+    units = {v: r.min for v, r in dom.items() if isinstance(r.extent, IntImm) and r.extent.value == 1}
+    if units and predicate is not None:
+        predicate = substitute(predicate, units)
+    if units:
+        values = [substitute(v, units) for v in values]
+        dom = {v: r for v, r in dom.items() if v not in units}
+        predicate, dom = _tighten(predicate, dom)
     dom = {v: r for v, r in dom.items() if any(uses_any_var(x, {v}) for x in values)
            or (predicate is not None and uses_any_var(predicate, {v}))}  # fmt: skip
     if not dom:

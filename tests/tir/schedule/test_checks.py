@@ -598,3 +598,19 @@ def test_reindex_needs_a_stage_pipeline():
     refused(
         sch, lambda: sch.reindex("C", ("read", 0)), "reindex read buffer 0 of block 'C'", "stage pipeline"
     )
+
+
+def test_bind_accepts_a_fused_loop_split_by_more_than_its_extent():
+    """fuse(4, 8) split by 64 leaves an outer loop of one iteration, which the simplifier drops
+    from the bindings but not from the predicate: the binding is still affine (TVM binds it)."""
+    from graphc import te
+
+    A = te.placeholder((4, 8, 32), name="A")
+    k = te.reduce_axis((0, 32), "k")
+    C = te.compute((4, 8), lambda i, j: te.sum(A[i, j, k], axis=k), name="C")
+    sch = tir.Schedule(te.create_prim_func([A, C]))
+    i, j, _ = sch.get_loops(sch.get_block("C"))
+    bx, tx = sch.split(sch.fuse(i, j), [None, 64])
+    sch.bind(bx, "blockIdx.x")
+    sch.bind(tx, "threadIdx.x")
+    assert [sch.get(loop).kind for loop in (bx, tx)] == [tir.ForKind.THREAD_BINDING] * 2
