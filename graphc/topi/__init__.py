@@ -23,6 +23,7 @@ from .broadcast import (
     floor_mod,
     greater,
     greater_equal,
+    left_shift,
     less,
     less_equal,
     logical_and,
@@ -34,18 +35,26 @@ from .broadcast import (
     multiply,
     not_equal,
     power,
+    right_shift,
     subtract,
     where,
 )
-from .create import arange, trilu
+from .create import arange, shape_to_tensor, trilu
 from .einsum import *  # noqa: F403
 from .elemwise import (
     abs,
+    acos,
+    acosh,
+    asin,
+    asinh,
+    atan,
+    atanh,
     bitwise_not,
     cast,
     ceil,
     clip,
     cos,
+    cosh,
     elemwise,
     erf,
     exp,
@@ -64,24 +73,28 @@ from .elemwise import (
     sigmoid,
     sign,
     sin,
+    sinh,
     sqrt,
     square,
     tan,
     tanh,
+    trunc,
 )
 from .linalg import matmul
-from .reduce import argmax, argmin, max, mean, min, prod, std, sum, variance
+from .reduce import argmax, argmin, dynamic_reduce, max, mean, min, prod, std, sum, variance
 from .scan import *  # noqa: F403
 from .scatter_gather import *  # noqa: F403
 from .sort import *  # noqa: F403
 from .transform import (
     concatenate,
+    dynamic_slice_bounds,
     expand_dims,
     flatten,
     flip,
     repeat,
     reshape,
     slice_extent,
+    slice_window,
     split,
     squeeze,
     stack,

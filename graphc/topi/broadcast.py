@@ -121,6 +121,8 @@ logical_xor = _binary(_logical_xor, "logical_xor", "`lhs xor rhs` on bools")
 bitwise_and = _binary(_op.bitwise_and, "bitwise_and", "`lhs & rhs` on integers")
 bitwise_or = _binary(_op.bitwise_or, "bitwise_or", "`lhs | rhs` on integers")
 bitwise_xor = _binary(_op.bitwise_xor, "bitwise_xor", "`lhs ^ rhs` on integers")
+left_shift = _binary(_op.shift_left, "left_shift", "`lhs << rhs` on integers")
+right_shift = _binary(_op.shift_right, "right_shift", "`lhs >> rhs` on integers (logical on unsigned)")
 
 
 def where(condition, x, y) -> te.Tensor:

@@ -209,7 +209,7 @@ class VirtualMachine:
             if value.flags.c_contiguous and value.__array_interface__["data"][0] % ALIGNMENT == 0 \
                     and value.dtype.isnative and self.devices[0].device_type == "cpu":
                 return Tensor._from_host_array(value)
-            return tensor(np.ascontiguousarray(value), self.devices[0])
+            return tensor(value.copy(order="C"), self.devices[0])  # ascontiguousarray makes 0-d 1-d
         if cls is tuple or cls is list:
             return tuple(self._convert(v) for v in value)
         if isinstance(value, bool | int | float | str) or value is None:

@@ -20,7 +20,7 @@ from .create import __all__ as _create_all
 from .datatype import astype
 from .gather_scatter import *  # noqa: F403
 from .gather_scatter import __all__ as _gs_all
-from .index import strided_slice, take
+from .index import slice_window, strided_slice, take
 from .linear_algebra import einsum, matmul, outer
 from .manipulate import broadcast_to, expand_dims, flatten, permute_dims, reshape, squeeze
 from .registry import Op, OpInfo, OpPatternKind, infer_struct_info, list_ops, register_op, set_legalize
@@ -28,6 +28,7 @@ from .replicate import flip, repeat, tile
 from .scan import *  # noqa: F403
 from .scan import __all__ as _scan_all
 from .search import where
+from .shape_tensor import shape_to_tensor, tensor_to_shape
 from .sort import *  # noqa: F403
 from .sort import __all__ as _sort_all
 from .statistical import *  # noqa: F403
@@ -39,7 +40,8 @@ __all__ = [
     "builtin", "image", "memory", "vm", *_gs_all, *_scan_all, *_sort_all,
     "Op", "OpInfo", "OpPatternKind", "call_tir", "infer_struct_info", "list_ops", "matmul", "nn", "einsum",
     "outer",
-    "permute_dims", "register_op", "reshape", "set_legalize", "where", "astype", "broadcast_to", "concat",
+    "permute_dims", "register_op", "reshape", "set_legalize", "shape_to_tensor", "tensor_to_shape", "where",
+    "astype", "broadcast_to", "concat", "slice_window",
     "expand_dims", "flatten", "flip", "repeat", "split", "squeeze", "stack", "strided_slice", "take", "tile",
     *_binary_all, *_create_all, *_statistical_all, *_unary_all,
 ]

@@ -33,7 +33,7 @@ _ARITH = ("add", "subtract", "multiply", "divide", "floor_divide", "power", "max
           "mod", "floor_mod")
 _COMPARE = ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal")
 _LOGICAL = ("logical_and", "logical_or", "logical_xor")
-_BITWISE = ("bitwise_and", "bitwise_or", "bitwise_xor")
+_BITWISE = ("bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift")
 
 
 def _infer(kind: str):
@@ -79,6 +79,6 @@ floor_divide, power, maximum, minimum = (_make(n) for n in ("floor_divide", "pow
 mod, floor_mod = _make("mod"), _make("floor_mod")
 equal, not_equal, less, less_equal, greater, greater_equal = (_make(n) for n in _COMPARE)
 logical_and, logical_or, logical_xor = (_make(n) for n in _LOGICAL)
-bitwise_and, bitwise_or, bitwise_xor = (_make(n) for n in _BITWISE)
+bitwise_and, bitwise_or, bitwise_xor, left_shift, right_shift = (_make(n) for n in _BITWISE)
 
 __all__ = [*_ARITH, *_COMPARE, *_LOGICAL, *_BITWISE]

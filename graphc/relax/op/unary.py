@@ -67,6 +67,15 @@ _UNARY = {  # name: (result kind, topi compute)
     "tanh": ("float", topi.tanh),
     "sigmoid": ("float", topi.sigmoid),
     "erf": ("float", topi.erf),
+    "asin": ("float", topi.asin),
+    "acos": ("float", topi.acos),
+    "atan": ("float", topi.atan),
+    "sinh": ("float", topi.sinh),
+    "cosh": ("float", topi.cosh),
+    "asinh": ("float", topi.asinh),
+    "acosh": ("float", topi.acosh),
+    "atanh": ("float", topi.atanh),
+    "trunc": ("same", topi.trunc),
     "floor": ("same", topi.floor),
     "ceil": ("same", topi.ceil),
     "round": ("same", topi.round),
@@ -108,6 +117,9 @@ floor, ceil, sign, square = (_make(n) for n in ("floor", "ceil", "sign", "square
 round = _make("round")  # noqa: A001 - TVM's name
 isnan, isinf, isfinite = (_make(n) for n in ("isnan", "isinf", "isfinite"))
 logical_not, bitwise_not = _make("logical_not"), _make("bitwise_not")
+asin, acos, atan = _make("asin"), _make("acos"), _make("atan")
+asinh, acosh, atanh = _make("asinh"), _make("acosh"), _make("atanh")
+sinh, cosh, trunc = _make("sinh"), _make("cosh"), _make("trunc")
 
 
 def _infer_clip(call, bb):

@@ -57,6 +57,8 @@ class _Legalizer(ExprMutator):
         op = call.op
         if not isinstance(op, Op) or op.name in self.skip:
             return call
+        if call.struct_info_ is None:  # rebuilt on arguments whose struct info legalization refined
+            call = self.builder.normalize(call)
         legalize = self.custom.get(op.name) or op.get_attr("FLegalize")
         if legalize is None or not _has_known_shapes(call):
             return call

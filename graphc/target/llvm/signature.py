@@ -23,21 +23,27 @@ from ...tir.functor import post_order_visit
 from ...tir.stmt import BufferStore
 
 _OPS = {E.Add: "+", E.Sub: "-", E.Mul: "*", E.FloorDiv: "//", E.FloorMod: "%", E.Div: "/",
-        E.Min: "min", E.Max: "max"}
+        E.Min: "min", E.Max: "max", E.EQ: "==", E.NE: "!=", E.LT: "<", E.LE: "<=", E.GT: ">",
+        E.GE: ">=", E.And: "and", E.Or: "or"}
 
 
 def dim_tree(expr, where: str):
-    """A dimension as an int, a variable name, or `[op, lhs, rhs]`."""
+    """A dimension as an int, a variable name, or `[op, operands...]`."""
     if isinstance(expr, E.IntImm):
         return expr.value
     if isinstance(expr, E.Var):
         return expr.name
     if isinstance(expr, E.Cast):
         return dim_tree(expr.value, where)
+    if isinstance(expr, E.Select):  # sizes chosen by run-time values (ONNX axes given as tensors)
+        return ["select", *(dim_tree(v, where) for v in (expr.condition, expr.true_value, expr.false_value))]
+    if isinstance(expr, E.Not):
+        return ["not", dim_tree(expr.a, where)]
     op = _OPS.get(type(expr))
     if op is None:
         raise CodegenError(f"{where}: cannot express dimension {expr!r} ({type(expr).__name__}) "
-                           "in the calling convention; use +, -, *, //, %, min, max of variables")
+                           "in the calling convention; use +, -, *, //, %, min, max, comparisons "
+                           "and select of variables")
     return [op, dim_tree(expr.a, where), dim_tree(expr.b, where)]
 
 
