@@ -115,12 +115,14 @@ def _looks_like_target(value) -> bool:
 
 
 def compile(model, target="llvm", *, example_inputs=None, dynamic_shapes=None, pipeline=None,  # noqa: A001
-            params=None, **kwargs):
+            params=None, shape_dict=None, dtype_dict=None, **kwargs):
     """Compile a model into a VM `Executable`: `graphc.compile(model, target="llvm")`.
 
     `model` is a Relax IRModule, a `torch.export.ExportedProgram`, or a `torch.nn.Module`
     together with `example_inputs` (exported with `torch.export` in eval mode under
-    `torch.no_grad()`, `dynamic_shapes` passed through; weights become constants). Then, in
+    `torch.no_grad()`, `dynamic_shapes` passed through; weights become constants), or an ONNX
+    model (an `onnx.ModelProto`, its bytes, or a path ending in `.onnx`; `shape_dict` and
+    `dtype_dict` passed to `graphc.frontend.onnx.from_onnx`). Then, in
     order: `pipeline` (default: the "zero" pipeline, run when the module still calls high-level
     operators), `InlinePermuteIntoConsumers` (kernels read transposed weights in place instead
     of copying them), the target's default schedules (`dlight`), and `relax.build` (VM
@@ -132,7 +134,10 @@ def compile(model, target="llvm", *, example_inputs=None, dynamic_shapes=None, p
       ...
     TypeError: graphc.compile expects a Relax IRModule, a torch ExportedProgram or a torch.nn.Module ...
     """
-    mod = _model_to_module(model, example_inputs, dynamic_shapes)
+    if shape_dict is not None or dtype_dict is not None:
+        mod = _onnx_to_module(model, shape_dict, dtype_dict)
+    else:
+        mod = _model_to_module(model, example_inputs, dynamic_shapes)
     target = _resolve_target(target)
     from .relax.vm_build import build as vm_build
 
@@ -176,11 +181,29 @@ def _model_to_module(model, example_inputs=None, dynamic_shapes=None) -> IRModul
             with torch.no_grad():
                 exported = torch.export.export(model.eval(), inputs, dynamic_shapes=dynamic_shapes)
             return from_exported_program(exported)
-    if where.startswith("onnx"):
-        raise TypeError("graphc.compile: ONNX models are not supported yet (the ONNX frontend is a "
-                        "separate issue)")
+    if _is_onnx(model):
+        return _onnx_to_module(model)
     raise TypeError(f"graphc.compile expects a Relax IRModule, a torch ExportedProgram or a torch.nn.Module "
                     f"(with example_inputs), got {kind.__name__}")
+
+
+def _is_onnx(model) -> bool:
+    """An ONNX ModelProto, the bytes of one, or a path ending in `.onnx` (by type, not module)."""
+    import os
+
+    import onnx
+
+    if isinstance(model, onnx.ModelProto | bytes | bytearray):
+        return True
+    return isinstance(model, str | os.PathLike) and str(model).lower().endswith(".onnx")
+
+
+def _onnx_to_module(model, shape_dict=None, dtype_dict=None) -> IRModule:
+    if not _is_onnx(model):
+        raise TypeError("graphc.compile: shape_dict and dtype_dict are for ONNX models")
+    from .frontend.onnx import from_onnx
+
+    return from_onnx(model, shape_dict=shape_dict, dtype_dict=dtype_dict)
 
 
 def _has_high_level_calls(mod: IRModule) -> bool:
