@@ -74,9 +74,9 @@ def compare(expected, got) -> str | None:
         return f"dtype {got.dtype} != {expected.dtype}"
     if expected.dtype == object:
         return None if np.array_equal(got, expected) else "values differ"
-    if expected.dtype.kind in "fc" or expected.dtype.name == "bfloat16":
+    if expected.dtype.kind in "fc" or expected.dtype.name.startswith(("float", "bfloat")):
         e, g = expected.astype(np.float64), got.astype(np.float64)
-        rtol = RTOL if expected.dtype.name != "bfloat16" else max(RTOL, 2**-6)
+        rtol = RTOL if expected.dtype.itemsize > 2 or expected.dtype.kind in "fc" else max(RTOL, 2**-6)
         ok = np.isclose(g, e, rtol=rtol, atol=ATOL, equal_nan=True)
         if not ok.all():
             return f"{int((~ok).sum())} of {ok.size} values differ (max abs {np.nanmax(np.abs(g - e)):.3g})"
@@ -145,6 +145,8 @@ def _worker(args):
 
 def run_all(names, which_list, jobs: int, timeout: float):
     results = {w: {} for w in which_list}
+    import graphc.frontend.onnx.backend  # noqa: F401 - imported once, before the workers fork
+
     ctx = multiprocessing.get_context("fork")
     with ctx.Pool(jobs, maxtasksperchild=200) as pool:
         pending = [(w, n, pool.apply_async(_worker, ((w, n),))) for w in which_list for n in names]

@@ -80,6 +80,7 @@ from .elemwise import (
     tanh,
     trunc,
 )
+from .float_formats import FLOAT_FORMATS, decode_float, encode_float
 from .linalg import matmul
 from .reduce import argmax, argmin, dynamic_reduce, max, mean, min, prod, std, sum, variance
 from .scan import *  # noqa: F403

@@ -19,6 +19,7 @@ import onnx
 from onnx.backend.base import Backend, BackendRep
 
 from ...errors import FrontendError
+from .dtypes import NARROW, as_storage, from_storage
 
 
 def to_numpy(value):
@@ -41,8 +42,13 @@ class GraphcRep(BackendRep):
 
         self.model = model
         initializers = {t.name for t in model.graph.initializer}
-        self.input_names = [i.name for i in model.graph.input if i.name not in initializers]
+        inputs = [i for i in model.graph.input if i.name not in initializers]
+        self.input_names = [i.name for i in inputs]
         self.output_names = [o.name for o in model.graph.output]
+        # narrow types (float8, int4, ...) travel as their storage (dtypes.NARROW)
+        self.output_types = [
+            o.type.tensor_type.elem_type if o.type.HasField("tensor_type") else 0 for o in model.graph.output
+        ]
         self.module = from_onnx(model, **import_kwargs)
         self.executable = graphc.compile(self.module, target)
         self.vm = relax.VirtualMachine(self.executable, graphc.cpu())
@@ -56,10 +62,12 @@ class GraphcRep(BackendRep):
             raise ValueError(
                 f"the model takes {len(self.input_names)} input(s) {self.input_names}, got {len(inputs)}"
             )
-        out = self.vm["main"](*[np.asarray(a) for a in inputs])
-        if len(self.output_names) == 1:
-            return [to_numpy(out)]
-        return to_numpy(out)
+        out = self.vm["main"](*[as_storage(np.asarray(a)) for a in inputs])
+        outs = [to_numpy(out)] if len(self.output_names) == 1 else to_numpy(out)
+        return [
+            from_storage(o, t) if t in NARROW and isinstance(o, np.ndarray) else o
+            for o, t in zip(outs, self.output_types)
+        ]
 
 
 class GraphcBackend(Backend):

@@ -64,7 +64,7 @@ def ndim_of(expr) -> int:
 def shape_of(expr) -> list:
     values = sinfo(expr).shape_values
     if values is None:
-        raise FrontendError(f"the shape of {expr} is not known at import")
+        raise FrontendError(f"the shape of {expr} ({sinfo(expr)}) is not known at import")
     return list(values)
 
 
@@ -178,9 +178,63 @@ def dynamic_slice(node, x, axes, begins, ends, steps):
     return Emitting(relax.op).slice_window(x, axes, bound[:k], bound[k : 2 * k], bound[2 * k :])
 
 
+def axis_mask(node, ndim: int, axes) -> list:
+    """1 for each axis listed in the run-time `axes` (negative counting from the end), else 0,
+    as variables the VM computes."""
+    from ...tir.expr import logical_or
+
+    one, zero = tir.const(1, "int64"), tir.const(0, "int64")
+    values = []
+    for k in range(ndim):
+        hit = tir.const(False, "bool")
+        for a in axes:
+            hit = logical_or(hit, logical_or(a == k, a == k - ndim))
+        values.append(tir.select(hit, one, zero))
+    return node.importer.bind_prims(values, "axis")
+
+
+def squeezed_shape(shape, mask) -> list:
+    """`shape` without the axes whose `mask` value is 1: output axis j is the input axis with
+    exactly j unmasked axes before it (all select expressions of the mask)."""
+    from ...tir.expr import logical_and
+
+    ndim = len(shape)
+    dims = []
+    for j in range(ndim):
+        value = tir.const(1, "int64")
+        before = tir.const(0, "int64")
+        for k in range(ndim):
+            value = tir.select(logical_and(mask[k] == 0, before == j), shape[k], value)
+            before = before + (1 - mask[k])
+        dims.append(value)
+    return dims
+
+
+def inserted_shape(shape, axes) -> list:
+    """`shape` with size-1 axes inserted at the run-time positions `axes` of the result."""
+    from ...tir.expr import logical_or
+
+    rank = len(shape) + len(axes)
+    dims = []
+    before = tir.const(0, "int64")
+    for p in range(rank):
+        hit = tir.const(False, "bool")
+        for a in axes:
+            hit = logical_or(hit, logical_or(a == p, a == p - rank))
+        source = tir.const(1, "int64")
+        for i, d in enumerate(shape):
+            source = tir.select(p - before == i, d, source)
+        dims.append(tir.select(hit, tir.const(1, "int64"), source))
+        before = before + tir.select(hit, tir.const(1, "int64"), tir.const(0, "int64"))
+    return dims
+
+
 __all__ = [
     "FOLD_LIMIT",
     "as_prims",
+    "axis_mask",
+    "inserted_shape",
+    "squeezed_shape",
     "cast",
     "const_like",
     "dim_value",

@@ -23,11 +23,28 @@ from ... import relax, tir
 from ...errors import FrontendError, GraphcError, UnsupportedOperatorError
 from ...ir.module import IRModule
 from ...tir.arith import Analyzer
-from .dtypes import elem_type_name, graphc_dtype, numpy_dtype
+from .dtypes import as_storage, elem_type_name, graphc_dtype, narrow_format, numpy_dtype
 from .model import tensor_value
 from .registry import Node, get_schema, lookup, normalize_domain
 
 CONTROL_FLOW = {"If", "Loop", "Scan"}
+# operators that read narrow-typed (float8, int4, ...) tensors; those that only move elements
+# pass the input's narrow type on to their outputs
+NARROW_AWARE = {"Cast", "CastLike", "QuantizeLinear", "DequantizeLinear", "Shape", "Size"}
+NARROW_MOVING = {
+    "Identity",
+    "Reshape",
+    "Flatten",
+    "Squeeze",
+    "Unsqueeze",
+    "Transpose",
+    "Concat",
+    "Gather",
+    "Slice",
+    "Split",
+    "Expand",
+    "Tile",
+}
 _ACTIVE: list = []  # the importers running (innermost last): converters emit through the top one
 
 
@@ -120,6 +137,8 @@ class GraphImporter:
         self._counter = itertools.count()
         self._int_cache: dict[str, list] = {}
         self.runtime_vars: set = set()  # variables bound to values read from tensors at run time
+        self.narrow: dict[str, str] = {}  # value name -> narrow format (dtypes.NARROW) of its storage
+        self.branch_depth = 0  # > 0 while building the body of an If branch or a loop
 
     # -- values ---------------------------------------------------------------------------
 
@@ -165,6 +184,10 @@ class GraphImporter:
         array = self.known(name)
         return None if array is None or array.dtype == object else array
 
+    def narrow_of(self, name: str) -> str | None:
+        """The narrow format (`float8_e4m3fn`, `int4`, ...) a value's storage holds, or None."""
+        return self.narrow.get(name)
+
     def known_dtype(self, name: str) -> str | None:
         value = self.lookup_value(name)
         if isinstance(value, Known):
@@ -186,7 +209,8 @@ class GraphImporter:
             tensor = self.bb.emit(relax.op.reshape(tensor, relax.ShapeExpr(list(array.shape))))
         if known.dtype != "int64":
             tensor = self.bb.emit(relax.op.astype(tensor, known.dtype))
-        known.expr = tensor
+        if self.branch_depth == 0:  # a var bound inside a branch is not visible after it
+            known.expr = tensor
         return tensor
 
     def int_values(self, name: str, what: str = "value") -> list:
@@ -202,7 +226,8 @@ class GraphImporter:
         if name in self._int_cache:
             return self._int_cache[name]
         dims = self.int_values_of(self.expr(name), f"{what} {name!r}", sanitize(name))
-        self._int_cache[name] = dims
+        if self.branch_depth == 0:
+            self._int_cache[name] = dims
         return dims
 
     def int_values_of(self, tensor, what: str = "value", hint: str = "v") -> list:
@@ -309,9 +334,14 @@ class GraphImporter:
             var = relax.Var(self._param_name(value_info.name), self._input_sinfo(value_info))
             params.append(var)
             self.define(value_info.name, var)
+            fmt = narrow_format(value_info.type.tensor_type.elem_type)
+            if fmt is not None:
+                self.narrow[value_info.name] = fmt
         for name, tensor in initializers.items():
-            array = tensor_value(tensor, "initializer")
+            array = as_storage(tensor_value(tensor, "initializer"))
             dtype = graphc_dtype(tensor.data_type, f"initializer {name!r}")
+            if narrow_format(tensor.data_type) is not None:
+                self.narrow[name] = narrow_format(tensor.data_type)
             if self.keep_params_in_input:
                 var = relax.Var(self._param_name(name), relax.TensorStructInfo(array.shape, dtype))
                 weight_params.append(var)
@@ -372,6 +402,12 @@ class GraphImporter:
             self.expand_function(proto, body)
             return
         node = Node(self, proto, op_version, schema)
+        narrow_inputs = [self.narrow[n] for n in proto.input if n in self.narrow]
+        if narrow_inputs and proto.op_type not in NARROW_AWARE | NARROW_MOVING:
+            raise FrontendError(
+                f"{node.where}: inputs of type {narrow_inputs[0]} are supported by Cast, "
+                f"QuantizeLinear, DequantizeLinear and data movement only"
+            )
         try:
             result = conv.fn(node)
             node.finish()
@@ -380,6 +416,12 @@ class GraphImporter:
                 raise
             raise type(exc)(f"{node.where}: {exc}") from exc
         self.bind_outputs(node, result)
+        for i, fmt in node.narrow_outputs.items():
+            if i < len(proto.output) and proto.output[i]:
+                self.narrow[proto.output[i]] = fmt
+        if narrow_inputs and proto.op_type in NARROW_MOVING:
+            for name in proto.output:
+                self.narrow[name] = narrow_inputs[0]
 
     def bind_outputs(self, node: Node, result) -> None:
         names = node.outputs
@@ -401,6 +443,8 @@ class GraphImporter:
             self.define(name, self.bind(value))
 
     def bind(self, value):
+        if isinstance(value, np.generic):  # a numpy scalar from folding a 0-d array
+            value = np.asarray(value)
         if isinstance(value, np.ndarray):
             return Known(simplify_known(value))
         if isinstance(value, Known):
@@ -414,13 +458,62 @@ class GraphImporter:
             return self.emit(value)
         return value
 
+    # -- subgraphs --------------------------------------------------------------------------
+
+    def graph_outputs(self, graph, bindings: dict | None = None) -> list:
+        """Convert the nodes of a subgraph in a scope of its own (its inputs bound to
+        `bindings`) into the current block; the values of its outputs."""
+        self.scopes.append(dict(bindings or {}))
+        try:
+            self.convert_nodes(graph.node, self.opsets)
+            return [self.lookup_value(o.name) for o in graph.output]
+        finally:
+            self.scopes.pop()
+
+    def branch(self, graph, bindings: dict | None = None) -> relax.SeqExpr:
+        """A subgraph as a SeqExpr of its own (an If branch, a loop body)."""
+        self.bb.begin_scope()
+        self.branch_depth += 1
+        try:
+            values = self.graph_outputs(graph, bindings)
+            exprs = [self.output_value_of(v, o.name) for v, o in zip(values, graph.output)]
+            body = exprs[0] if len(exprs) == 1 else self.emit(relax.Tuple(exprs))
+        except BaseException:
+            self.branch_depth -= 1
+            self.bb.discard_scope()
+            raise
+        self.branch_depth -= 1
+        blocks = self.bb.end_scope()
+        return relax.SeqExpr(blocks, body)
+
+    def output_value_of(self, value, name: str):
+        if isinstance(value, Known):
+            value = self.materialize(value)
+        if isinstance(value, list):
+            return relax.Tuple([self.output_value_of(v, name) for v in value])
+        if value is None:
+            raise FrontendError(f"subgraph output {name!r} is an empty optional; graphc cannot return it")
+        return value
+
+    def refine(self, value, hint: str = "dim"):
+        """A tensor whose shape is known only by its rank, match_cast to new symbolic sizes so
+        that the operators after it see a shape."""
+        sinfo = value.struct_info
+        if isinstance(sinfo, relax.TensorStructInfo) and sinfo.shape_values is None and sinfo.ndim >= 0:
+            dims = [self.fresh_var(hint) for _ in range(sinfo.ndim)]
+            return self.bb.match_cast(value, relax.TensorStructInfo(dims, sinfo.dtype))
+        return value
+
     # -- function bodies ------------------------------------------------------------------
 
     def schema_function(self, proto, schema, opsets):
         """The schema's function body of an operator graphc has no converter for, or None."""
         version = opsets.get(normalize_domain(proto.domain), 1)
         if schema.has_function:
-            return schema.get_function_with_opset_version(version) or schema.function_body
+            body = schema.get_function_with_opset_version(version) or schema.function_body
+            if isinstance(body, bytes):
+                body = onnx.FunctionProto.FromString(body)
+            return body
         if schema.has_context_dependent_function:
             types = [self.type_proto(name).SerializeToString() if name else b"" for name in proto.input]
             try:
@@ -458,31 +551,11 @@ class GraphImporter:
             renamed[formal] = ""
         for formal, actual in zip(function.output, proto.output):
             renamed[formal] = actual
-        nodes = []
-        for node in function.node:
-            new = onnx.NodeProto()
-            new.CopyFrom(node)
-            del new.input[:]
-            del new.output[:]
-            new.input.extend(renamed.get(n, prefix + n) if n else "" for n in node.input)
-            new.output.extend(renamed.get(n, prefix + n) if n else "" for n in node.output)
-            attrs = []
-            for a in node.attribute:
-                if a.ref_attr_name:
-                    source = node_attrs.get(a.ref_attr_name) or defaults.get(a.ref_attr_name)
-                    if source is None:
-                        continue
-                    a2 = onnx.AttributeProto()
-                    a2.CopyFrom(source)
-                    a2.name = a.name
-                    attrs.append(a2)
-                else:
-                    attrs.append(a)
-            del new.attribute[:]
-            new.attribute.extend(attrs)
-            if not new.name:
-                new.name = f"{prefix}{node.op_type}"
-            nodes.append(new)
+
+        def rename(n: str) -> str:
+            return renamed.get(n, prefix + n) if n else ""
+
+        nodes = [_instantiate(node, rename, node_attrs, defaults, prefix) for node in function.node]
         opsets = dict(self.opsets)
         opsets.update({normalize_domain(o.domain): o.version for o in function.opset_import})
         self.convert_nodes(nodes, opsets)
@@ -537,6 +610,47 @@ class GraphImporter:
         if key not in self.dims:
             self.dims[key] = tir.Var(key, "int64")
         return self.dims[key]
+
+
+def _instantiate(node, rename, node_attrs: dict, defaults: dict, prefix: str):
+    """A copy of a function body's node with its values renamed (subgraphs included) and its
+    attribute references replaced by the calling node's attributes."""
+    new = onnx.NodeProto()
+    new.CopyFrom(node)
+    del new.input[:]
+    del new.output[:]
+    new.input.extend(rename(n) for n in node.input)
+    new.output.extend(rename(n) for n in node.output)
+    attrs = []
+    for a in node.attribute:
+        if a.ref_attr_name:
+            source = node_attrs.get(a.ref_attr_name) or defaults.get(a.ref_attr_name)
+            if source is None:
+                continue
+            a2 = onnx.AttributeProto()
+            a2.CopyFrom(source)
+            a2.name = a.name
+            attrs.append(a2)
+        elif a.type == onnx.AttributeProto.GRAPH:
+            a2 = onnx.AttributeProto()
+            a2.CopyFrom(a)
+            _rename_graph(a2.g, rename, node_attrs, defaults, prefix)
+            attrs.append(a2)
+        else:
+            attrs.append(a)
+    del new.attribute[:]
+    new.attribute.extend(attrs)
+    if not new.name:
+        new.name = f"{prefix}{node.op_type}"
+    return new
+
+
+def _rename_graph(graph, rename, node_attrs, defaults, prefix) -> None:
+    nodes = [_instantiate(n, rename, node_attrs, defaults, prefix) for n in graph.node]
+    del graph.node[:]
+    graph.node.extend(nodes)
+    for value in list(graph.input) + list(graph.output):
+        value.name = rename(value.name)
 
 
 def _walk_nodes(graph, opsets, functions):

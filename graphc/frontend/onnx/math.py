@@ -11,8 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from ... import relax, tir
+from ...topi.float_formats import FLOAT_FORMATS
 from .common import Emitting, cast, const_like, dtype_of, fold, ndim_of, norm_axis
-from .dtypes import graphc_dtype, is_float, numpy_dtype
+from .dtypes import NARROW, NARROW_BITS, graphc_dtype, is_float, narrow_format, numpy_dtype, onnx_elem_type
 from .importer import Known
 from .registry import converter
 
@@ -316,28 +317,50 @@ def _cast_known(node, dtype: str):
 @converter("Cast", since=1)
 def cast_op(node):
     to = node.attr("to")
-    node.attr("saturate", None)
-    node.attr("round_mode", None)
-    dtype = graphc_dtype(to, f"Cast to of node {node.name!r}") if isinstance(to, int) else _legacy_type(to)
-    folded = _cast_known(node, dtype)
-    if folded is not None:
-        return folded
-    return cast(node.input(0), dtype)
+    if isinstance(to, str):
+        from onnx import TensorProto
+
+        to = TensorProto.DataType.Value(to.upper())
+    saturate = bool(node.attr("saturate", 1))
+    round_mode = node.attr("round_mode", "up")
+    return _cast_to(node, to, saturate, round_mode)
 
 
-def _legacy_type(name: str) -> str:
-    from onnx import TensorProto
-
-    return graphc_dtype(TensorProto.DataType.Value(name.upper()))
+def _cast_to(node, elem_type: int, saturate: bool, round_mode: str):
+    """Input 0 converted to the ONNX element type `elem_type` (narrow types included)."""
+    dtype = graphc_dtype(elem_type, "the Cast target")
+    target = narrow_format(elem_type)
+    source = node.importer.narrow_of(node.inputs[0])
+    if target is None and source is None:
+        folded = _cast_known(node, dtype)
+        if folded is not None:
+            return folded
+        return cast(node.input(0), dtype)
+    x = node.input(0)
+    if source is not None and source in FLOAT_FORMATS:
+        x = op.decode_float(x, source, "float32")  # narrow float bits -> values
+    if target is None:
+        return cast(x, dtype)
+    node.set_narrow(0, target)
+    if target in FLOAT_FORMATS:
+        if not is_float(dtype_of(x)):
+            x = op.astype(x, "float32")
+        return op.encode_float(x, target, saturate, round_mode)
+    # int4 / uint4 / int2 / uint2: truncate toward zero, keep the low bits (two's complement)
+    bits = NARROW_BITS[target]
+    wide = op.astype(x, "int32") if dtype_of(x) != "int32" else x
+    low = op.floor_mod(wide, relax.const(1 << bits, "int32"))
+    if target.startswith("int"):
+        half = relax.const(1 << (bits - 1), "int32")
+        low = op.subtract(op.floor_mod(op.add(low, half), relax.const(1 << bits, "int32")), half)
+    return op.astype(low, dtype)
 
 
 @converter("CastLike", since=15)
 def cast_like(node):
-    node.attr("saturate", None)
-    node.attr("round_mode", None)
-    target = dtype_of(node.input(1))
-    folded = _cast_known(node, target)
-    if folded is not None:
-        node.mark_read(1)
-        return folded
-    return cast(node.input(0), target)
+    saturate = bool(node.attr("saturate", 1))
+    round_mode = node.attr("round_mode", "up")
+    like = node.input(1)
+    fmt = node.importer.narrow_of(node.inputs[1])
+    elem = next((k for k, (name, _) in NARROW.items() if name == fmt), None) if fmt else None
+    return _cast_to(node, elem if elem is not None else onnx_elem_type(dtype_of(like)), saturate, round_mode)

@@ -9,9 +9,19 @@ squeezed when `keepdims=0`). Likewise CumSum's axis may be a run-time value and 
 from __future__ import annotations
 
 from ... import relax, tir
-from ...tir.expr import logical_and as _and
 from ...tir.expr import logical_or as _or
-from .common import Emitting, dtype_of, dynamic_slice, ndim_of, norm_axes, norm_axis, shape_expr, shape_of
+from .common import (
+    Emitting,
+    axis_mask,
+    dtype_of,
+    dynamic_slice,
+    ndim_of,
+    norm_axes,
+    norm_axis,
+    shape_expr,
+    shape_of,
+    squeezed_shape,
+)
 from .dtypes import is_float
 from .registry import converter
 
@@ -60,39 +70,12 @@ def _axes(node, x):
     return norm_axes(axes, ndim, node), True, False
 
 
-def _mask(node, ndim: int, axes) -> list:
-    """1 for each axis listed in the run-time `axes` (negative counting from the end), else 0."""
-    one, zero = tir.const(1, I64), tir.const(0, I64)
-    values = []
-    for k in range(ndim):
-        hit = tir.const(False, "bool")
-        for a in axes:
-            hit = _or(hit, _or(a == k, a == k - ndim))
-        values.append(tir.select(hit, one, zero))
-    return node.importer.bind_prims(values, "reduced")
-
-
-def _squeezed_shape(node, shape, mask) -> list:
-    """The shape of a keepdims=1 result of a run-time-axes reduction with the reduced axes dropped:
-    output axis j is the input axis with exactly j kept axes before it."""
-    ndim = len(shape)
-    dims = []
-    for j in range(ndim):
-        value = tir.const(1, I64)
-        before = tir.const(0, I64)
-        for k in range(ndim):
-            value = tir.select(_and(mask[k] == 0, before == j), shape[k], value)
-            before = before + (1 - mask[k])
-        dims.append(value)
-    return dims
-
-
 class _Reducer:
     """One reduction over static axes (None: all) or symbolic run-time axes."""
 
     def __init__(self, node, x, axes, static: bool, keepdims: bool):
         self.node, self.x, self.static, self.keepdims = node, x, static, keepdims
-        self.axes = axes if static else _mask(node, ndim_of(x), axes)
+        self.axes = axes if static else axis_mask(node, ndim_of(x), axes)
         self.rank = ndim_of(x) - (0 if static else len(axes))
 
     def __call__(self, kind: str, value):
@@ -105,7 +88,7 @@ class _Reducer:
         return out if self.keepdims else self.squeeze(out, value)
 
     def squeeze(self, out, value):
-        dims = _squeezed_shape(self.node, shape_of(value), self.axes)[: self.rank]
+        dims = squeezed_shape(shape_of(value), self.axes)[: self.rank]
         return op.reshape(out, shape_expr(self.node.importer.bind_prims(dims, "kept")))
 
     def count(self, value):

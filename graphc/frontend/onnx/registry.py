@@ -154,6 +154,7 @@ class Node:
         self.outputs = list(proto.output)
         self._read_attrs: set[str] = set()
         self._read_inputs: set[int] = set()
+        self.narrow_outputs: dict[int, str] = {}
 
     # -- messages -------------------------------------------------------------------------
 
@@ -264,6 +265,10 @@ class Node:
 
     def mark_read(self, *indices) -> None:
         self._read_inputs.update(indices)
+
+    def set_narrow(self, index: int, fmt: str) -> None:
+        """Output `index` holds values of the narrow format `fmt` in its storage dtype."""
+        self.narrow_outputs[index] = fmt
 
     # -- after conversion -----------------------------------------------------------------
 

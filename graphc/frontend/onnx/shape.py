@@ -12,7 +12,7 @@ import numpy as np
 
 from ... import relax, tir
 from .common import Emitting, as_prims, dtype_of, prim_array, shape_expr, shape_of, sinfo
-from .dtypes import graphc_dtype, is_float
+from .dtypes import as_storage, graphc_dtype, is_float, narrow_format
 from .importer import Known
 from .registry import converter
 
@@ -44,7 +44,10 @@ def constant(node):
     if name == "value":
         if value.dtype.kind in "OSU":
             raise node.unsupported(name, "<string tensor>", "(strings) is not supported by graphc")
-        return Known(value, graphc_dtype(node.attrs["value"].t.data_type, "Constant value"))
+        elem = node.attrs["value"].t.data_type
+        if narrow_format(elem) is not None:
+            node.set_narrow(0, narrow_format(elem))
+        return Known(as_storage(value), graphc_dtype(elem, "Constant value"))
     dtype = "float32" if name.startswith("value_float") else "int64"
     return np.asarray(value, dtype=dtype)
 

@@ -16,16 +16,19 @@ from ...tir.expr import logical_or as _or
 from .common import (
     Emitting,
     as_prims,
+    axis_mask,
     dim_value,
     dtype_of,
     dynamic_slice,
     fold,
+    inserted_shape,
     int_list,
     ndim_of,
     norm_axes,
     norm_axis,
     shape_expr,
     shape_of,
+    squeezed_shape,
     static_shape,
 )
 from .importer import Known
@@ -101,8 +104,14 @@ def _quotient(numerator: list, denominator: list):
     num = list(numerator)
     den = []
     for d in denominator:
-        match = next((k for k, v in enumerate(num) if v is d or (_is_const(v) and _is_const(d)
-                                                                 and v.value == d.value)), None)
+        match = next(
+            (
+                k
+                for k, v in enumerate(num)
+                if v is d or (_is_const(v) and _is_const(d) and v.value == d.value)
+            ),
+            None,
+        )
         if match is None:
             den.append(d)
         else:
@@ -183,6 +192,12 @@ def squeeze_v1(node):
 
 @converter("Squeeze", since=13)
 def squeeze(node):
+    if node.has_input(1) and node.const(1) is None:  # axes read at run time
+        x = node.input(0)
+        axes = node.ints(1, "axes")
+        mask = axis_mask(node, ndim_of(x), axes)
+        dims = squeezed_shape(shape_of(x), mask)[: ndim_of(x) - len(axes)]
+        return op.reshape(x, shape_expr(node.importer.bind_prims(dims, "squeezed")))
     axes = node.const(1, "axes") if node.has_input(1) else None
     return _squeeze(node, None if axes is None else axes.tolist())
 
@@ -207,6 +222,10 @@ def unsqueeze_v1(node):
 
 @converter("Unsqueeze", since=13)
 def unsqueeze(node):
+    if node.const(1) is None:  # axes read at run time
+        x = node.input(0)
+        dims = inserted_shape(shape_of(x), node.ints(1, "axes"))
+        return op.reshape(x, shape_expr(node.importer.bind_prims(dims, "unsqueezed")))
     return _unsqueeze(node, node.const(1, "axes").reshape(-1).tolist())
 
 

@@ -17,7 +17,7 @@ from .binary import __all__ as _binary_all
 from .concat_split import concat, split, stack
 from .create import *  # noqa: F403
 from .create import __all__ as _create_all
-from .datatype import astype
+from .datatype import astype, decode_float, encode_float
 from .gather_scatter import *  # noqa: F403
 from .gather_scatter import __all__ as _gs_all
 from .index import slice_window, strided_slice, take
@@ -41,7 +41,7 @@ __all__ = [
     "Op", "OpInfo", "OpPatternKind", "call_tir", "infer_struct_info", "list_ops", "matmul", "nn", "einsum",
     "outer",
     "permute_dims", "register_op", "reshape", "set_legalize", "shape_to_tensor", "tensor_to_shape", "where",
-    "astype", "broadcast_to", "concat", "slice_window",
+    "astype", "decode_float", "encode_float", "broadcast_to", "concat", "slice_window",
     "expand_dims", "flatten", "flip", "repeat", "split", "squeeze", "stack", "strided_slice", "take", "tile",
     *_binary_all, *_create_all, *_statistical_all, *_unary_all,
 ]

@@ -1,6 +1,7 @@
 """Layers against ONNX's reference implementation: convolution, pooling, normalization,
 activations, the softmax family, matrix products."""
 
+import numpy as np
 import pytest
 from onnx_testing import check_node, rand
 
@@ -123,3 +124,45 @@ def test_matmul_gemm_einsum():
 
 def test_dropout_is_identity_at_inference():
     check_node("Dropout", [rand(3, 4)], num_outputs=2)
+
+
+@pytest.mark.parametrize(
+    "mode,coord",
+    [
+        ("nearest", "asymmetric"),
+        ("linear", "half_pixel"),
+        ("cubic", "pytorch_half_pixel"),
+        ("linear", "align_corners"),
+        ("nearest", "half_pixel_symmetric"),
+    ],
+)
+def test_resize_scales_and_sizes(mode, coord):
+    x = rand(1, 2, 4, 5)
+    attrs = {"mode": mode, "coordinate_transformation_mode": coord}
+    # scales whose output sizes are not exact: the sampling step is the scale's, not the sizes' ratio
+    # (ONNX Runtime as the reference: onnx.reference uses the scale for align_corners too)
+    check_node(
+        "Resize",
+        [x, None, np.array([1, 1, 0.6, 1.7], "float32")],
+        attrs,
+        opset=19,
+        const_inputs=(2,),
+        rtol=1e-4,
+        atol=1e-5,
+        reference="ort",
+    )
+    check_node(
+        "Resize", [x, None, None, np.array([1, 2, 7, 3], "int64")], attrs, opset=19, rtol=1e-4, atol=1e-5
+    )
+
+
+def test_grid_sample():
+    grid = rand(1, 3, 4, 2, seed=3, low=-1.1, high=1.1)
+    check_node(
+        "GridSample",
+        [rand(1, 2, 4, 5), grid],
+        {"mode": "linear", "align_corners": 1},
+        opset=20,
+        rtol=1e-4,
+        atol=1e-5,
+    )
