@@ -35,12 +35,9 @@ class GraphcRep(BackendRep):
     """A compiled model: `run(inputs)` returns its outputs as numpy arrays, in graph order."""
 
     def __init__(self, model: onnx.ModelProto, target: str = "llvm", **import_kwargs):
-        import graphc
-        from graphc import relax
-
-        from . import from_onnx
-
         self.model = model
+        self.target = target
+        self.import_kwargs = import_kwargs
         initializers = {t.name for t in model.graph.initializer}
         inputs = [i for i in model.graph.input if i.name not in initializers]
         self.input_names = [i.name for i in inputs]
@@ -49,9 +46,24 @@ class GraphcRep(BackendRep):
         self.output_types = [
             o.type.tensor_type.elem_type if o.type.HasField("tensor_type") else 0 for o in model.graph.output
         ]
-        self.module = from_onnx(model, **import_kwargs)
-        self.executable = graphc.compile(self.module, target)
-        self.vm = relax.VirtualMachine(self.executable, graphc.cpu())
+        # a sequence input's length and element shapes are fixed when the model is compiled:
+        # such models compile at their first run, once per distinct sequence layout
+        self.sequence_inputs = [i.name for i in inputs if i.type.HasField("sequence_type")]
+        self._compiled: dict = {}
+        self.vm = None if self.sequence_inputs else self._compile({})
+
+    def _compile(self, shape_dict: dict):
+        import graphc
+        from graphc import relax
+
+        from . import from_onnx
+
+        kwargs = dict(self.import_kwargs)
+        if shape_dict:
+            kwargs["shape_dict"] = {**kwargs.get("shape_dict", {}), **shape_dict}
+        self.module = from_onnx(self.model, **kwargs)
+        self.executable = graphc.compile(self.module, self.target)
+        return relax.VirtualMachine(self.executable, graphc.cpu())
 
     def run(self, inputs, **kwargs):
         if isinstance(inputs, dict):
@@ -62,7 +74,24 @@ class GraphcRep(BackendRep):
             raise ValueError(
                 f"the model takes {len(self.input_names)} input(s) {self.input_names}, got {len(inputs)}"
             )
-        out = self.vm["main"](*[as_storage(np.asarray(a)) for a in inputs])
+        vm = self.vm
+        if self.sequence_inputs:
+            layout = {
+                name: [list(np.shape(a)) for a in value]
+                for name, value in zip(self.input_names, inputs)
+                if name in self.sequence_inputs
+            }
+            key = repr(sorted(layout.items()))
+            if key not in self._compiled:
+                self._compiled[key] = self._compile(layout)
+            vm = self._compiled[key]
+        args = [
+            tuple(as_storage(np.asarray(e)) for e in a)
+            if n in self.sequence_inputs
+            else as_storage(np.asarray(a))
+            for n, a in zip(self.input_names, inputs)
+        ]
+        out = vm["main"](*args)
         outs = [to_numpy(out)] if len(self.output_names) == 1 else to_numpy(out)
         return [
             from_storage(o, t) if t in NARROW and isinstance(o, np.ndarray) else o

@@ -328,12 +328,15 @@ class GraphImporter:
         )
         initializers = {t.name: t for t in graph.initializer}
         params, weight_params, weight_values = [], [], []
+        sequences = []
         for value_info in graph.input:
             if value_info.name in initializers:
                 continue
             var = relax.Var(self._param_name(value_info.name), self._input_sinfo(value_info))
             params.append(var)
             self.define(value_info.name, var)
+            if isinstance(var.struct_info, relax.TupleStructInfo):
+                sequences.append((value_info.name, var))
             fmt = narrow_format(value_info.type.tensor_type.elem_type)
             if fmt is not None:
                 self.narrow[value_info.name] = fmt
@@ -353,6 +356,9 @@ class GraphImporter:
         if self.keep_params_in_input:
             attrs["params"] = weight_values
         with self.bb.function("main", params + weight_params, attrs=attrs):
+            for name, var in sequences:  # a sequence input: the list of its elements
+                fields = len(var.struct_info.fields)
+                self.define(name, [self.emit(relax.TupleGetItem(var, i)) for i in range(fields)])
             if self.use_dataflow:
                 with self.bb.dataflow():
                     output = self._body(graph, emit_output=True)
@@ -433,14 +439,12 @@ class GraphImporter:
             values = [relax.TupleGetItem(tuple_value, i) for i in range(count)]
         else:
             values = [result]
-        if len(values) < len(names):
-            values = values + [None] * (len(names) - len(values))
-        for name, value in zip(names, values):
+        for i, name in enumerate(names):
             if not name:
                 continue
-            if value is None and node.op_type not in ("Optional", "OptionalGetElement"):
+            if i >= len(values):
                 raise node.error(f"graphc's conversion does not produce output {name!r}")
-            self.define(name, self.bind(value))
+            self.define(name, self.bind(values[i]))
 
     def bind(self, value):
         if isinstance(value, np.generic):  # a numpy scalar from folding a 0-d array
@@ -463,7 +467,11 @@ class GraphImporter:
     def graph_outputs(self, graph, bindings: dict | None = None) -> list:
         """Convert the nodes of a subgraph in a scope of its own (its inputs bound to
         `bindings`) into the current block; the values of its outputs."""
-        self.scopes.append(dict(bindings or {}))
+        scope = dict(bindings or {})
+        for tensor in graph.initializer:
+            array = as_storage(tensor_value(tensor, "initializer"))
+            scope[tensor.name] = Known(array, graphc_dtype(tensor.data_type, f"initializer {tensor.name!r}"))
+        self.scopes.append(scope)
         try:
             self.convert_nodes(graph.node, self.opsets)
             return [self.lookup_value(o.name) for o in graph.output]
@@ -568,9 +576,28 @@ class GraphImporter:
     def _input_sinfo(self, value_info) -> relax.StructInfo:
         name = value_info.name
         type_proto = value_info.type
+        if type_proto.HasField("sequence_type") and type_proto.sequence_type.elem_type.HasField(
+            "tensor_type"
+        ):
+            shapes = self.shape_dict.get(name)
+            if shapes is None:
+                raise FrontendError(
+                    f"graph input {name!r} is a sequence: give the shapes of its elements in "
+                    f"shape_dict ({{{name!r}: [[2, 3], [4, 3]]}})"
+                )
+            elem = type_proto.sequence_type.elem_type.tensor_type.elem_type
+            dtype = self._input_dtype(name, elem)
+            return relax.TupleStructInfo(
+                [
+                    relax.TensorStructInfo([self._dim(d, name, i) for i, d in enumerate(s)], dtype)
+                    for s in shapes
+                ]
+            )
         if not type_proto.HasField("tensor_type"):
             kind = type_proto.WhichOneof("value")
-            raise FrontendError(f"graph input {name!r} is a {kind}; graphc imports tensor inputs only")
+            raise FrontendError(
+                f"graph input {name!r} is a {kind}; graphc imports tensor and sequence inputs only"
+            )
         tensor_type = type_proto.tensor_type
         dtype = self._input_dtype(name, tensor_type.elem_type)
         if name in self.shape_dict:
