@@ -405,7 +405,7 @@ class GraphImporter:
                     f"the model uses 1 operator(s) graphc cannot import yet:\n  {proto.op_type} ({where}): "
                     f"1 node(s), first {proto.name!r}"
                 )
-            self.expand_function(proto, body)
+            self.expand_function(proto, body, schema)
             return
         node = Node(self, proto, op_version, schema)
         narrow_inputs = [self.narrow[n] for n in proto.input if n in self.narrow]
@@ -547,10 +547,14 @@ class GraphImporter:
             shape = [int(d.value) if isinstance(d, tir.IntImm) else str(d) for d in sinfo.shape_values]
         return onnx.helper.make_tensor_type_proto(onnx_elem_type(sinfo.dtype), shape)
 
-    def expand_function(self, proto, function) -> None:
+    def expand_function(self, proto, function, schema=None) -> None:
         """Convert `proto` by converting the nodes of its function body in a scope of their own."""
         node_attrs = {a.name: a for a in proto.attribute}
         defaults = {a.name: a for a in function.attribute_proto}
+        if schema is not None:  # the schema's defaults for attributes the body refers to
+            for name, attr in schema.attributes.items():
+                if name not in defaults and attr.default_value is not None and attr.default_value.name:
+                    defaults[name] = attr.default_value
         renamed = {}
         prefix = f"{sanitize(proto.name or proto.op_type)}__{next(self._counter)}__"
         for formal, actual in zip(function.input, proto.input):

@@ -170,15 +170,16 @@ def arg_reduce(node):
     return op.subtract(size, flipped)
 
 
-@converter("CumSum", since=11)
-def cumsum(node):
+@converter("CumSum", "CumProd", since=11)
+def cumulative(node):
     x = node.input(0)
     ndim = ndim_of(x)
     exclusive, reverse = bool(node.attr("exclusive")), bool(node.attr("reverse"))
+    fn = op.cumsum if node.op_type == "CumSum" else op.cumprod
 
     def along(axis):
         v = op.flip(x, axis) if reverse else x
-        out = op.cumsum(v, axis=axis, exclusive=exclusive)
+        out = fn(v, axis=axis, exclusive=exclusive)
         return op.flip(out, axis) if reverse else out
 
     known = node.const(1)

@@ -17,6 +17,7 @@ from .common import (
     Emitting,
     as_prims,
     axis_mask,
+    cast,
     dim_value,
     dtype_of,
     dynamic_slice,
@@ -489,8 +490,13 @@ def _pad(node, x, pads, value, mode):
         raise node.error(f"pads has {len(pads)} values for a tensor of rank {ndim}")
     if mode not in _PAD_MODES:
         raise node.unsupported("mode", mode)
-    if not all(_is_const(p) for p in pads):
-        raise node.error("pads known only at run time are not supported yet")
+    if not all(_is_const(p) for p in pads) or isinstance(value, relax.Expr):
+        # widths or the fill value known only at run time
+        fill = value if isinstance(value, relax.Expr) else relax.const(value, dtype_of(x))
+        if isinstance(fill, relax.Expr) and ndim_of(fill) != 0:
+            fill = op.reshape(fill, relax.ShapeExpr([]))
+        widths = node.importer.bind_prims(list(pads), "pad")
+        return op.nn.dynamic_pad(x, widths[:ndim], widths[ndim:], cast(fill, dtype_of(x)), _PAD_MODES[mode])
     widths = [int(p.value) for p in pads]
     if all(w == 0 for w in widths):
         return x
@@ -524,16 +530,28 @@ def pad(node):
     pads = node.ints(1, "pads")
     value = 0.0
     if node.has_input(2):
-        v = node.const(2, "constant_value")
-        value = v.reshape(-1)[0].item() if v.size else 0.0
+        v = node.const(2)
+        if v is None:
+            value = node.input(2)  # a fill value computed at run time
+        else:
+            value = v.reshape(-1)[0].item() if v.size else 0.0
     if node.has_input(3):
         ndim = ndim_of(x)
-        axes = norm_axes(node.const(3, "axes").reshape(-1).tolist(), ndim, node)
         zero = tir.const(0, I64)
         full = [zero] * (2 * ndim)
-        k = len(axes)
-        for j, a in enumerate(axes):
-            full[a], full[a + ndim] = pads[j], pads[j + k]
+        if node.const(3) is None:  # axes read at run time: each axis takes the pads listed for it
+            axes = node.ints(3, "axes")
+            k = len(axes)
+            for d in range(ndim):
+                for j, a in enumerate(axes):
+                    hit = _or(a == d, a == d - ndim)
+                    full[d] = tir.select(hit, pads[j], full[d])
+                    full[d + ndim] = tir.select(hit, pads[j + k], full[d + ndim])
+        else:
+            axes = norm_axes(node.const(3, "axes").reshape(-1).tolist(), ndim, node)
+            k = len(axes)
+            for j, a in enumerate(axes):
+                full[a], full[a + ndim] = pads[j], pads[j + k]
         pads = full
     return _pad(node, x, pads, value, mode)
 

@@ -2,7 +2,8 @@
 
 import numpy as np
 import pytest
-from onnx_testing import check_node, rand
+from onnx import helper, numpy_helper
+from onnx_testing import check_node, make_model, rand, run_graphc
 
 UNARY = [
     "Abs",
@@ -142,4 +143,23 @@ def test_arg_reductions_cumsum_topk():
         {"largest": 0, "axis": 0},
         num_outputs=2,
         const_inputs=(1,),
+    )
+
+
+def test_cumprod_and_bfloat16_reductions():
+    check_node("CumProd", [rand(3, 4, low=0.5, high=1.5), np.array(1, "int64")], {"reverse": 1}, opset=26)
+    x = rand(2, 5).astype("float32")
+    import ml_dtypes
+
+    got = run_graphc(
+        make_model(
+            [helper.make_node("ReduceMax", ["x", "a"], ["y"])],
+            [("x", ml_dtypes.bfloat16, [2, 5])],
+            [("y", ml_dtypes.bfloat16, [2, 1])],
+            initializers=[numpy_helper.from_array(np.array([1], "int64"), "a")],
+        ),
+        [x.astype(ml_dtypes.bfloat16)],
+    )[0]
+    np.testing.assert_array_equal(
+        got.astype("float32"), x.astype(ml_dtypes.bfloat16).astype("float32").max(1, keepdims=True)
     )

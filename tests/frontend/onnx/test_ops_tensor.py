@@ -166,3 +166,14 @@ def test_size_range_and_eye_like():
         "Range", [np.array(5, "int32"), np.array(-1, "int32"), np.array(-2, "int32")], const_inputs=(0, 1, 2)
     )
     check_node("EyeLike", [rand(3, 4)], {"k": 1})
+
+
+@pytest.mark.parametrize("mode", ["constant", "reflect", "edge", "wrap"])
+def test_pad_with_run_time_pads_value_and_axes(mode):
+    x = rand(3, 4)
+    pads = np.array([1, 2, 0, 1], "int64")
+    # every operand a graph input: widths, fill value and axes read at run time
+    check_node(
+        "Pad", [x, pads, np.array(2.5, "float32"), np.array([0, -1], "int64")], {"mode": mode}, opset=19
+    )
+    check_node("Pad", [x, np.array([0, -1, 1, 1], "int64")], {"mode": "constant"}, reference="ort")
