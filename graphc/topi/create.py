@@ -45,12 +45,12 @@ def shape_to_tensor(values) -> te.Tensor:
     """The 1-d int64 tensor of the (symbolic) sizes `values`: `[n, 4, m * 2]` at run time."""
     values = [_e.cast(v, "int64") for v in values]
     if len(values) == 1:
-        return te.compute((1,), lambda i: values[0], name="T_shape_to_tensor")
+        return te.compute((_e.const(1, "int64"),), lambda i: values[0], name="T_shape_to_tensor")
 
     def f(i):
         out = _e.const(0, "int64")
         for k in reversed(range(len(values))):
-            out = _e.select(i == k, values[k], out)
+            out = _e.select(i == _e.const(k, i.dtype), values[k], out)
         return out
 
-    return te.compute((len(values),), f, name="T_shape_to_tensor")
+    return te.compute((_e.const(len(values), "int64"),), f, name="T_shape_to_tensor")

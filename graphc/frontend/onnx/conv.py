@@ -127,7 +127,8 @@ def _pool(node, table, kind: str):
     ceil_mode = bool(node.attr("ceil_mode", 0))
     count_include_pad = bool(node.attr("count_include_pad", 0)) if kind == "avg" else False
     if kind == "max":
-        node.expect("storage_order", 0, why="(column-major indices) is not supported")
+        if node.attr("storage_order", 0):
+            raise node.unsupported("storage_order", why="(column-major indices) is not supported")
         if len(node.outputs) > 1 and node.outputs[1]:
             raise node.error("the Indices output of MaxPool is not supported")
     return table[nd](

@@ -193,9 +193,12 @@ for _name in ("Add", "Sub", "Mul", "Div", "Equal", "Less", "Greater", "And", "Or
     converter(_name, since=1)(_binary(_name, *_BINARY[_name], legacy=True))
 
 
-@converter("Pow", since=7)
+@converter("Pow", since=1)
 def power(node):
-    x, y = node.input(0), node.input(1)
+    if node.version < 7:
+        x, y = _legacy_operands(node)
+    else:
+        x, y = node.input(0), node.input(1)
     dx, dy = dtype_of(x), dtype_of(y)
     if is_float(dx):
         return op.power(x, cast(y, dx))
