@@ -1,6 +1,10 @@
 """The ONNX importer itself: the forms a model comes in, inputs and their symbolic sizes,
 parameters, opset versioning, and every error a bad or unsupported model gets."""
 
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import onnx
 import pytest
@@ -239,3 +243,10 @@ def test_expanded_function_bodies_import_operators_without_a_converter():
         [helper.make_node("Celu", ["x"], ["y"], alpha=2.0)], [("x", None, [3, 4])], [("y", None, None)]
     )
     check_model(model, [x])
+
+
+def test_the_coverage_doc_is_up_to_date():
+    """docs/onnx_frontend.md is what scripts/onnx_coverage.py generates from the converter table."""
+    script = Path(__file__).resolve().parents[3] / "scripts" / "onnx_coverage.py"
+    done = subprocess.run([sys.executable, str(script), "--check"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
