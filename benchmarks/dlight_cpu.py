@@ -4,7 +4,7 @@ Run: `.venv/bin/python benchmarks/dlight_cpu.py` (add `--quick` for fewer repeat
 `GRAPHC_NUM_THREADS=k` to pick the thread count).
 
 Each program is built twice in one run, as written and after
-`dlight.ApplyDefaultSchedule(cpu.Reduction(), cpu.Fallback())`, checked against numpy, and
+`dlight.default_schedule("llvm")` (the CPU rules), checked against numpy, and
 timed with `lib.time_evaluator`; the table gives ms per call and the speed-up, with the
 scheduled program run on one thread (vectorization alone) and on all threads. The issue asks
 for >= 1.5x on 2 cores once `parallel` loops run on the thread pool. The floor for these
@@ -94,7 +94,7 @@ def main(quick: bool = False) -> None:
     """Print the table; each time is the best of several rounds that alternate the variants
     (so that load from other processes hits them alike)."""
     rng = np.random.default_rng(0)
-    schedule = dlight.ApplyDefaultSchedule(dlight.cpu.Reduction(), dlight.cpu.Fallback())
+    schedule = dlight.default_schedule("llvm")
     repeat, rounds = (3, 2) if quick else (5, 4)
     threads = get_num_threads()
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())

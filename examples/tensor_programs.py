@@ -104,7 +104,7 @@ def scheduled(func, args, unscheduled_s) -> None:
     k = te.reduce_axis((0, 1024), "k")
     B = te.compute((n,), lambda i: te.sum(A[i, k], axis=k), name="B")
     mod = graphc.IRModule({"main": te.create_prim_func([A, B])})
-    fast = dlight.ApplyDefaultSchedule(dlight.cpu.Reduction(), dlight.cpu.Fallback())(mod)
+    fast = dlight.default_schedule("llvm")(mod)
     x = graphc.nd.array(np.random.rand(512, 1024).astype("float32"))  # aligned: no copies
     y = graphc.nd.empty((512,), "float32")
     times = []

@@ -1,18 +1,28 @@
 """graphc: a Python machine-learning compiler in the spirit of Apache TVM Unity.
 
+Every subpackage loads on first use, so `import graphc.runtime` / `graphc.vm` (running a
+saved executable) never loads the compiler.
+
 >>> import graphc
 >>> graphc.IRModule is graphc.ir.IRModule
 True
 """
 
-from . import errors, ir, tir
+from . import errors
 from .errors import GraphcError
-from .ir import IRModule
 
 __version__ = "0.1.0"
 
 _LAZY = {
     # name: (module, attribute or None for the module itself)
+    "ir": ("graphc.ir", None),
+    "tir": ("graphc.tir", None),
+    "IRModule": ("graphc.ir", "IRModule"),
+    "relax": ("graphc.relax", None),
+    "topi": ("graphc.topi", None),
+    "dlight": ("graphc.dlight", None),
+    "vm": ("graphc.vm", None),
+    "driver": ("graphc.driver", None),
     "te": ("graphc.te", None),
     "script": ("graphc.script", None),
     "target": ("graphc.target", None),
@@ -30,6 +40,7 @@ _LAZY = {
     "Tensor": ("graphc.runtime", "Tensor"),
     "nn": ("graphc.relax.frontend.nn", None),
     "frontend": ("graphc.frontend", None),
+    "transform": ("graphc.transform", None),
 }
 
 
@@ -45,4 +56,4 @@ def __getattr__(name):
     raise AttributeError(f"module 'graphc' has no attribute {name!r}")
 
 
-__all__ = ["GraphcError", "IRModule", "errors", "ir", "tir", *_LAZY]
+__all__ = ["GraphcError", "errors", *_LAZY]

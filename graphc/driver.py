@@ -1,4 +1,6 @@
-"""`graphc.lower` and `graphc.build`: tensor programs to lowered IR to loaded machine code.
+"""The entry points: `graphc.lower` and `graphc.build` (tensor programs to lowered IR to loaded
+machine code), `graphc.compile` and `compile_to` (models to VM executables, or to one stage), and
+tvmc's trio `load` (model files, loader.py), `compile`, `run` (runner.py).
 
 >>> import graphc, numpy as np
 >>> from graphc import tir
@@ -12,7 +14,11 @@ array([0, 1, 4, 9], dtype=int32)
 
 from __future__ import annotations
 
-from .errors import TargetError
+import os
+import sys
+
+from . import dlight
+from .errors import GraphcError
 from .ir.module import IRModule
 
 _DEFAULT_NAME = "main"
@@ -40,14 +46,8 @@ def _to_module(inp, args=None, name: str | None = None) -> IRModule:
     )
 
 
-def lower(inp, args=None, name: str = _DEFAULT_NAME, binds=None, simple_mode: bool = False) -> IRModule:
-    """Run the TensorIR lowering pipeline (blocks -> loops, N-D -> flat buffers).
-
-    `inp` is an IRModule, a PrimFunc, a tir.Schedule, a list of te tensors, or a TE schedule
-    with its argument tensors in `args` (TVM's `lower(s, [A, B, C])`).
-    """
-    from .tir.transform.pipeline import lower_pipeline
-
+def _input_module(inp, args=None, name: str = _DEFAULT_NAME) -> IRModule:
+    """The unlowered IRModule `lower`/`build` were given (a TE schedule made into PrimFuncs)."""
     if _is_te_schedule(inp):
         if args is None:
             raise TypeError("lowering a TE schedule needs its argument tensors: graphc.lower(s, [A, B, C])")
@@ -58,14 +58,24 @@ def lower(inp, args=None, name: str = _DEFAULT_NAME, binds=None, simple_mode: bo
         if args is not None and not _is_ir(inp) and not isinstance(inp, list | tuple):
             inp = list(args)
         mod = _to_module(inp, args, name if name != _DEFAULT_NAME else None)
-    return lower_pipeline()(mod)
+    return mod
+
+
+def lower(inp, args=None, name: str = _DEFAULT_NAME, binds=None, simple_mode: bool = False) -> IRModule:
+    """Run the TensorIR lowering pipeline (blocks -> loops, N-D -> flat buffers).
+
+    `inp` is an IRModule, a PrimFunc, a tir.Schedule, a list of te tensors, or a TE schedule
+    with its argument tensors in `args` (TVM's `lower(s, [A, B, C])`).
+    """
+    from .tir.transform.pipeline import lower_pipeline
+
+    return lower_pipeline()(_input_module(inp, args, name))
 
 
 def _is_te_schedule(inp) -> bool:
-    from .te import schedule as te_schedule
+    from .te.schedule import Schedule
 
-    schedule_cls = getattr(te_schedule, "Schedule", None)
-    return schedule_cls is not None and isinstance(inp, schedule_cls)
+    return isinstance(inp, Schedule)
 
 
 def _is_ir(inp) -> bool:
@@ -74,59 +84,53 @@ def _is_ir(inp) -> bool:
     return isinstance(inp, IRModule | PrimFunc)
 
 
-def _resolve_target(target):
-    from .target import Target
-
-    if target is None:
-        return Target.current() or Target("llvm")
-    return target if isinstance(target, Target) else Target(target)
-
-
 def build(inp, args=None, target=None, name: str = _DEFAULT_NAME, target_host=None):
     """Compile `inp` (IRModule, PrimFunc, Schedule or te tensors) for `target` (default "llvm").
 
     Both TVM spellings work: `build(mod, target="llvm")`, `build(mod, "llvm")` and
     `build(schedule, [A, B], "llvm", name="f")`. Returns a `graphc.runtime.Module`; each
-    function is named after its "global_symbol" attribute or its GlobalVar name.
+    function is named after its "global_symbol" attribute or its GlobalVar name. The
+    target's back end comes from the build table (`graphc.target.register_backend`).
     """
-    if target is None and _looks_like_target(args):
-        args, target = None, args
-    target = _resolve_target(target)
-    if target.kind in ("cuda", "nvptx"):
-        raise TargetError(
-            f"CUDA code generation is not available yet; target {str(target)!r} cannot be built. "
-            "Build for target='llvm' to run on the CPU."
-        )
-    if target.kind == "opencl":
-        raise TargetError(f"OpenCL code generation is not available yet; target {str(target)!r} "
-                          "cannot be built. Build for target='llvm' to run on the CPU.")
-    if target.kind != "llvm":
-        raise TargetError(f"graphc.build supports target kind 'llvm' for now, got {target.kind!r}")
-    mod = lower(inp, args, name)
-    from .target.llvm import build_llvm
-
-    return build_llvm(mod, target)
-
-
-def _looks_like_target(value) -> bool:
     from .target import Target
+    from .target import build as target_build
 
-    return isinstance(value, str | dict | Target)
+    if target is None and isinstance(args, str | dict | Target):
+        args, target = None, args
+    target = Target.resolve(target)
+    return target_build(_input_module(inp, args, name), target)
+
+
+STAGES = ("imported", "legalized", "fused", "scheduled", "lowered", "bytecode")
 
 
 def compile(model, target="llvm", *, example_inputs=None, dynamic_shapes=None, pipeline=None,  # noqa: A001
-            params=None, shape_dict=None, dtype_dict=None, **kwargs):
+            params=None, tuning_records=None, progress=None, shape_dict=None, dtype_dict=None):
     """Compile a model into a VM `Executable`: `graphc.compile(model, target="llvm")`.
 
-    `model` is a Relax IRModule, a `torch.export.ExportedProgram`, or a `torch.nn.Module`
-    together with `example_inputs` (exported with `torch.export` in eval mode under
-    `torch.no_grad()`, `dynamic_shapes` passed through; weights become constants), or an ONNX
-    model (an `onnx.ModelProto`, its bytes, or a path ending in `.onnx`; `shape_dict` and
-    `dtype_dict` passed to `graphc.frontend.onnx.from_onnx`). Then, in
-    order: `pipeline` (default: the "zero" pipeline, run when the module still calls high-level
-    operators), `InlinePermuteIntoConsumers` (kernels read transposed weights in place instead
-    of copying them), the target's default schedules (`dlight`), and `relax.build` (VM
-    lowering, kernel compilation, bytecode). `params` binds `main`'s weight parameters as constants.
+    `model` is recognised by its type:
+
+    - a Relax `IRModule` with a "main" function;
+    - a `torch.export.ExportedProgram`, or a `torch.nn.Module` (any subclass: yours,
+      `transformers`', ...) with `example_inputs` (a tensor, a tuple of them, or a dict of
+      keyword inputs), exported with `torch.export` in eval mode under `torch.no_grad()`,
+      `dynamic_shapes` passed through; weights become constants;
+    - an ONNX model: an `onnx.ModelProto` or its serialized bytes;
+    - a path: a `.onnx` file, a `.pt2` file (`torch.export.save`) or "module.py:factory"
+      (see `graphc.driver.load`).
+
+    `shape_dict`/`dtype_dict` (`{input: shape}` / `{input: dtype}`) set the input shapes and
+    dtypes an ONNX model or a model file leaves open (`graphc.frontend.onnx.from_onnx`'s).
+
+    Then, in the current PassContext (its `opt_level`, `disabled_pass` and config are
+    honoured): `pipeline` (default: the "zero" pipeline, run when the module still calls
+    high-level operators), `InlinePermuteIntoConsumers` (kernels read transposed weights in
+    place instead of copying them), the target's default schedules (`dlight`), the VM lowering
+    and TensorIR lowering pipelines, LLVM, and the bytecode. `params` binds `main`'s weight
+    parameters as constants. `progress(message, done, total)`, if given, hears of each step
+    (the `graphc` command line draws it). The result runs as `exe(*inputs)` or in a
+    `relax.VirtualMachine(exe, device)`; either returns what the model returns (one tensor,
+    a tuple, a dict, ...).
 
     >>> import graphc
     >>> graphc.compile(object())
@@ -134,81 +138,169 @@ def compile(model, target="llvm", *, example_inputs=None, dynamic_shapes=None, p
       ...
     TypeError: graphc.compile expects a Relax IRModule, a torch ExportedProgram or a torch.nn.Module ...
     """
-    if shape_dict is not None or dtype_dict is not None:
-        mod = _onnx_to_module(model, shape_dict, dtype_dict)
-    else:
-        mod = _model_to_module(model, example_inputs, dynamic_shapes)
-    target = _resolve_target(target)
-    from .relax.vm_build import build as vm_build
+    return compile_to(model, "bytecode", target, example_inputs=example_inputs, dynamic_shapes=dynamic_shapes,
+                      pipeline=pipeline, params=params, tuning_records=tuning_records, progress=progress,
+                      shape_dict=shape_dict, dtype_dict=dtype_dict)
 
+
+def compile_to(model, stage: str, target="llvm", *, example_inputs=None, dynamic_shapes=None, pipeline=None,
+               params=None, tuning_records=None, progress=None, shape_dict=None, dtype_dict=None):
+    """`compile`, stopped after `stage`: the IRModule as it is then, or the Executable ("bytecode").
+
+    The stages (`STAGES`): "imported" (the Relax module of the model), "legalized" (every
+    operator a call of a TensorIR function), "fused" (the "zero" pipeline: fused kernels),
+    "scheduled" (default schedules applied), "lowered" (VM lowering: explicit memory and
+    shape checks; kernels in the lowered form code generators read), "bytecode".
+    `graphc show MODEL --stage NAME` prints them.
+
+    >>> from graphc.script import from_source
+    >>> mod = from_source('''
+    ... @I.ir_module
+    ... class Module:
+    ...     @R.function
+    ...     def main(x: R.Tensor((4,), "float32")):
+    ...         return R.add(x, x)
+    ... ''')
+    >>> [gv.name_hint for gv in compile_to(mod, "legalized").get_global_vars()]
+    ['add', 'main']
+    """
+    if stage not in STAGES:
+        raise ValueError(f"unknown stage {stage!r}; the stages are {', '.join(STAGES)}")
+    from .ir.transform import Sequential
+    from .relax.pipeline import get_pipeline
+    from .relax.transform import InlinePermuteIntoConsumers, LegalizeOps, VMLoweringPipeline
+    from .target import Target
+
+    report = progress or _no_progress
+    report("importing the model", 0, 0)
+    mod = _model_to_module(model, example_inputs, dynamic_shapes, shape_dict, dtype_dict)
+    target = Target.resolve(target)
     if params:
         from .relax.transform import BindParams
 
         mod = BindParams("main", params)(mod)  # before the pipeline, so weight transforms fold away
+    if stage == "imported":
+        return mod
+    if tuning_records is not None:
+        raise GraphcError("graphc cannot apply tuning records yet: tuning (`graphc tune`, "
+                          "graphc.tune) has not landed; compile without tuning_records")
     if pipeline is not None:
+        report("running the pass pipeline", 0, 0)
         mod = pipeline(mod)
     elif _has_high_level_calls(mod):
-        mod = _zero_pipeline()(mod)
-    from .relax.transform import InlinePermuteIntoConsumers
-
-    mod = InlinePermuteIntoConsumers()(mod)  # no transposed weight copies on every call
+        if stage == "legalized":
+            return LegalizeOps()(mod)
+        report("legalizing and fusing operators", 0, 0)
+        mod = get_pipeline("zero")(mod)
+    if stage == "legalized":
+        return mod
+    # kernels read transposed weights in place instead of copying them on every call
+    mod = Sequential([InlinePermuteIntoConsumers()], name="graphc.compile.inline")(mod)
+    if stage == "fused":
+        return mod
+    report(f"scheduling {_count_kernels(mod)} kernels for {target.kind}", 0, 0)
     with target:
-        mod = _default_schedule(target)(mod)
-    return vm_build(mod, target, **kwargs)
+        mod = Sequential([dlight.default_schedule(target)], name="graphc.compile.schedule")(mod)
+    if stage == "scheduled":
+        return mod
+    with target:
+        mod = _lower_kernels(VMLoweringPipeline()(mod), report)
+    if stage == "lowered":
+        return mod
+    from .relax.vm_build import build as vm_build
+
+    report(f"generating machine code for {_count_kernels(mod)} kernels and the bytecode", 0, 0)
+    return vm_build(mod, target, vm_lowering=False)
 
 
-def _model_to_module(model, example_inputs=None, dynamic_shapes=None) -> IRModule:
-    """The Relax module of a model compile accepts (IRModule, ExportedProgram, nn.Module)."""
+def _no_progress(message: str, done: int, total: int) -> None:
+    pass
+
+
+def _count_kernels(mod: IRModule) -> int:
+    from .tir.function import PrimFunc
+
+    return sum(1 for _, func in mod.items() if isinstance(func, PrimFunc))
+
+
+def _lower_kernels(mod: IRModule, report) -> IRModule:
+    """`mod` with each PrimFunc in the lowered form, one at a time (progress counts them)."""
+    from .tir.function import PrimFunc
+    from .tir.transform.pipeline import lower_pipeline
+
+    kernels = [(gv, func) for gv, func in mod.items() if isinstance(func, PrimFunc)]
+    out = mod.copy()
+    pipeline = lower_pipeline()
+    for done, (gv, func) in enumerate(kernels):
+        report("lowering kernels", done, len(kernels))
+        out[gv] = pipeline(IRModule({gv: func}))[gv]
+    report("lowering kernels", len(kernels), len(kernels))
+    return out
+
+
+def _model_to_module(model, example_inputs=None, dynamic_shapes=None, shape_dict=None,
+                     dtype_dict=None) -> IRModule:
+    """The Relax module of a model `compile` accepts, recognised by its type (never by the name
+    of its class's module, so every `nn.Module` subclass is a torch model)."""
+    onnx = sys.modules.get("onnx")
+    is_onnx = isinstance(model, bytes | bytearray) or (onnx is not None
+                                                       and isinstance(model, onnx.ModelProto))
+    if (shape_dict or dtype_dict) and not (is_onnx or isinstance(model, str | os.PathLike)):
+        raise TypeError("shape_dict and dtype_dict apply to ONNX models and model files; a "
+                        f"{type(model).__name__} has its shapes (torch modules: example_inputs)")
     if isinstance(model, IRModule):
-        if example_inputs is not None or dynamic_shapes is not None:
-            raise TypeError("graphc.compile: example_inputs and dynamic_shapes are for torch modules; "
-                            "an IRModule already has its shapes")
+        _no_export_options("an IRModule already has its shapes", example_inputs, dynamic_shapes)
         return model
-    kind = type(model)
-    where = f"{kind.__module__}.{kind.__qualname__}"
-    if where.startswith("torch"):
-        import torch
+    if isinstance(model, str | os.PathLike):
+        from .loader import load
 
-        from .frontend.torch import from_exported_program
-
+        _no_export_options("a model file says its own inputs; use load(path, shape_dict=...)",
+                           example_inputs, dynamic_shapes)
+        return load(model, shape_dict, dtype_dict)
+    torch = sys.modules.get("torch")  # a torch model exists only once torch is imported
+    if torch is not None:
         if isinstance(model, torch.export.ExportedProgram):
+            _no_export_options("an ExportedProgram is already exported", example_inputs, dynamic_shapes)
+            from .frontend.torch import from_exported_program
+
             return from_exported_program(model)
         if isinstance(model, torch.nn.Module):
-            if example_inputs is None:
-                raise TypeError("graphc.compile of a torch.nn.Module needs example_inputs (a tuple of "
-                                "tensors) to export it with torch.export")
-            inputs = tuple(example_inputs) if isinstance(example_inputs, list | tuple) else (example_inputs,)
-            with torch.no_grad():
-                exported = torch.export.export(model.eval(), inputs, dynamic_shapes=dynamic_shapes)
-            return from_exported_program(exported)
-    if _is_onnx(model):
-        return _onnx_to_module(model)
+            return _import_torch_module(torch, model, example_inputs, dynamic_shapes)
+    if is_onnx:
+        # ONNX: a ModelProto or its bytes (a path ending in .onnx goes through `load`)
+        _no_export_options("an ONNX model says its own inputs", example_inputs, dynamic_shapes)
+        from .loader import import_onnx
+
+        return import_onnx(model, shape_dict, dtype_dict)
     raise TypeError(f"graphc.compile expects a Relax IRModule, a torch ExportedProgram or a torch.nn.Module "
-                    f"(with example_inputs), got {kind.__name__}")
+                    f"(with example_inputs), an ONNX ModelProto, or the path of a model file (.onnx, .pt2, "
+                    f"module.py:factory); got {type(model).__name__}")
 
 
-def _is_onnx(model) -> bool:
-    """An ONNX ModelProto, the bytes of one, or a path ending in `.onnx` (by type, not module)."""
-    import os
-
-    import onnx
-
-    if isinstance(model, onnx.ModelProto | bytes | bytearray):
-        return True
-    return isinstance(model, str | os.PathLike) and str(model).lower().endswith(".onnx")
+def _no_export_options(why: str, example_inputs, dynamic_shapes) -> None:
+    if example_inputs is not None or dynamic_shapes is not None:
+        raise TypeError(f"graphc.compile: example_inputs and dynamic_shapes are for torch modules; {why}")
 
 
-def _onnx_to_module(model, shape_dict=None, dtype_dict=None) -> IRModule:
-    if not _is_onnx(model):
-        raise TypeError("graphc.compile: shape_dict and dtype_dict are for ONNX models")
-    from .frontend.onnx import from_onnx
+def _import_torch_module(torch, model, example_inputs, dynamic_shapes) -> IRModule:
+    from .frontend.torch import from_exported_program
 
-    return from_onnx(model, shape_dict=shape_dict, dtype_dict=dtype_dict)
+    if example_inputs is None:
+        raise TypeError("graphc.compile of a torch.nn.Module needs example_inputs (a tensor, a tuple of "
+                        "tensors or a dict of keyword inputs) to export it with torch.export")
+    if isinstance(example_inputs, dict):
+        args, kwargs = (), dict(example_inputs)
+    else:
+        args = tuple(example_inputs) if isinstance(example_inputs, list | tuple) else (example_inputs,)
+        kwargs = None
+    with torch.no_grad():
+        exported = torch.export.export(model.eval(), args, kwargs=kwargs, dynamic_shapes=dynamic_shapes)
+    return from_exported_program(exported)
 
 
 def _has_high_level_calls(mod: IRModule) -> bool:
     """Whether a Relax function still calls an operator that legalization would lower."""
-    from .relax import expr as E
+    from .relax import expr as relax_expr
     from .relax.expr_functor import ExprVisitor
     from .relax.op.registry import Op
 
@@ -222,29 +314,14 @@ def _has_high_level_calls(mod: IRModule) -> bool:
             super().visit_Call(call)
 
     for _, func in mod.items():
-        if isinstance(func, E.Function):
+        if isinstance(func, relax_expr.Function):
             Find().visit_expr(func)
             if found:
                 return True
     return False
 
 
-def _zero_pipeline():
-    from .relax import pipeline, transform
+from .loader import load  # noqa: E402 - tvmc's trio: load, compile, run
+from .runner import RunResult, run  # noqa: E402
 
-    try:
-        return pipeline.get_pipeline("zero")
-    except NotImplementedError:  # the pipeline module is not there yet: legalize at least
-        return transform.LegalizeOps()
-
-
-def _default_schedule(target):
-    from . import dlight
-
-    if target.kind == "llvm":
-        return dlight.ApplyDefaultSchedule(dlight.cpu.Reduction(), dlight.cpu.Fallback())
-    rules = [getattr(dlight.gpu, name)() for name in ("Matmul", "Fallback") if hasattr(dlight.gpu, name)]
-    return dlight.ApplyDefaultSchedule(*rules)
-
-
-__all__ = ["build", "compile", "lower"]
+__all__ = ["STAGES", "RunResult", "build", "compile", "compile_to", "load", "lower", "run"]

@@ -195,6 +195,8 @@ _GUIDE = """\
 import torch
 from graphc.frontend.torch import from_exported_program
 
+model = torch.nn.Sequential(torch.nn.Linear(16, 8), torch.nn.ReLU())
+example = torch.randn(4, 16)
 with torch.no_grad():
     ep = torch.export.export(model.eval(), (example,))
 mod = from_exported_program(ep)              # an IRModule with "main"
@@ -207,7 +209,8 @@ Options of `from_exported_program(ep, *, ...)`:
   (`p_fc1_weight`); the function attribute `num_input` counts the user inputs and `params`
   holds the values, which `graphc.frontend.detach_params(mod)` takes out.
 - `unwrap_unit_return_tuple=False`: `main` returns a tuple of the program's outputs; with
-  `True` a single output is returned as itself.
+  `True` a single output is returned as itself. Either way the VM returns what the model
+  returns (see "The shape of the result").
 - `no_bind_return_tuple=False`: with `True` the returned tuple is built in the return
   expression instead of bound to a variable in the dataflow block.
 - `run_decompositions=True`: first run PyTorch's default decomposition table, minus the
@@ -223,16 +226,53 @@ size in range:
 
 ```python
 batch = torch.export.Dim("batch", min=1, max=64)
-ep = torch.export.export(model, (x,), dynamic_shapes={"x": {0: batch}})
+ep = torch.export.export(model, (example,), dynamic_shapes={"input": {0: batch}})
 mod = from_exported_program(ep)
-# def main(x: R.Tensor(("s31", 16), dtype="float32")) -> ...:
+# def main(input: R.Tensor(("s31", 16), dtype="float32")) -> ...:
 #     R.func_attr({"num_input": 1, "tir_var_lower_bound": {"s31": 1}, "tir_var_upper_bound": {"s31": 64}})
+```
+
+The compiled model checks each input against these ranges on entry: a size outside its range
+raises a `ValueError` naming the input, the dimension and the range (the memory plan is sized
+by the upper bounds):
+
+```python
+import graphc, numpy as np
+
+exe = graphc.compile(mod)
+print(exe(np.ones((64, 16), "float32")).shape)   # (64, 8)
+try:
+    exe(np.ones((65, 16), "float32"))
+except ValueError as err:
+    print(err)   # main: input 'input', dimension 0 (s31) is 65, outside its declared range [1, 64]: ...
 ```
 
 Size arithmetic (`sym_size`, products and floor divisions of sizes) becomes PrimExprs.
 A few converters need static sizes where they build index tables at import time
 (`diagonal`, `as_strided`, `unfold`, `median`, `_pdist_forward`); they say so when a size is
 symbolic.
+
+## The shape of the result
+
+`main` returns the flat tuple of the program's output tensors, in torch.export's order. When
+the model returns something else (one tensor, a dict, nested lists, a named tuple, a
+`torch.return_types` value, a Hugging Face `ModelOutput`), the importer records how to
+rebuild it from `torch.export`'s output spec in `main`'s attribute `output_structure`, and
+`vm["main"]` (and `exe(...)`) return it so: one tensor as itself, tuples and lists as tuples
+and lists, dicts as dicts, named tuples as named tuples, a `ModelOutput` as
+`graphc.vm.NamedOutputs` (a dict of its fields that also reads them as attributes,
+`out.logits`, and by position, `out[0]`). Constant outputs (`None`, numbers) come back as
+themselves. `vm.invoke("main", ...)` still returns the flat tuple.
+
+```python
+class Heads(torch.nn.Module):
+    def forward(self, x):
+        return {"scores": x.softmax(-1), "parts": [x + 1, None]}
+
+exe = graphc.compile(Heads(), example_inputs=(torch.randn(2, 3),))
+out = exe(torch.randn(2, 3))
+print(sorted(out), type(out["parts"]).__name__, out["parts"][1])   # ['parts', 'scores'] list None
+```
 
 ## Unsupported operators and arguments
 

@@ -88,10 +88,10 @@ def test_compile_takes_torch_models_directly():
     vm = relax.VirtualMachine(exe, graphc.cpu())
     for n in (1, 5):
         x = torch.randn(n, 4)
-        (out,) = vm["main"](x)
+        out = vm["main"](x)  # the model returns one tensor: so does the VM
         np.testing.assert_allclose(out.numpy(), model(x).detach().numpy(), rtol=1e-5, atol=1e-6)
     ep = torch.export.export(model, (torch.randn(3, 4),))
-    (out,) = relax.VirtualMachine(graphc.compile(ep), graphc.cpu())["main"](torch.ones(3, 4))
+    out = relax.VirtualMachine(graphc.compile(ep), graphc.cpu())["main"](torch.ones(3, 4))
     np.testing.assert_allclose(out.numpy(), model(torch.ones(3, 4)).detach().numpy(), rtol=1e-5, atol=1e-6)
 
 
@@ -106,3 +106,4 @@ def test_wrong_weights_raise_value_errors_before_anything_runs(mlp_exe):
         vm["main"](x, w1, b1, w2, b2.astype("float64"))
     with pytest.raises(ValueError, match=r"parameter 'x'.*dimension 1 must be 784, got 783"):
         vm["main"](x[:, :783], w1, b1, w2, b2)
+

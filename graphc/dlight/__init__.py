@@ -1,9 +1,11 @@
 """Default schedules (TVM's DLight): rules that make unscheduled tensor programs fast on a target.
 
+    mod = dlight.default_schedule("llvm")(mod)
     mod = dlight.ApplyDefaultSchedule(dlight.cpu.Reduction(), dlight.cpu.Fallback())(mod)
 
 `ApplyDefaultSchedule` tries each rule on each unscheduled PrimFunc; `cpu` holds the CPU
-rules, `gpu` the GPU rules (same interface).
+rules, `gpu` the GPU rules (same interface); `default_rules(target)` is the list
+`graphc.compile` uses for a target.
 """
 
 from . import cpu, gpu
@@ -16,6 +18,7 @@ from .base import (
     normalize_prim_func,
     try_inline,
 )
+from .default import default_rules, default_schedule
 
 __all__ = [
     "ApplyDefaultSchedule",
@@ -24,6 +27,8 @@ __all__ = [
     "ScheduleRule",
     "ScheduleRuleWarning",
     "cpu",
+    "default_rules",
+    "default_schedule",
     "gpu",
     "normalize_prim_func",
     "try_inline",

@@ -1,7 +1,8 @@
 """Frontends: import models from other frameworks into a Relax IRModule.
 
 `graphc.frontend.torch.from_exported_program` imports a `torch.export.ExportedProgram`;
-`detach_params` splits the parameters bound into a module off as separate arrays.
+`detach_params` (defined in `graphc.relax.frontend`) splits the parameters bound into a module
+off as separate arrays.
 Frontends produce IR only, never executables.
 
 >>> from graphc import frontend
@@ -9,6 +10,6 @@ Frontends produce IR only, never executables.
 <function detach_params at ...>
 """
 
-from .common import detach_params
+from ..relax.frontend.common import detach_params
 
 __all__ = ["detach_params"]

@@ -60,13 +60,6 @@ def pass_instrument(cls):
     return type(cls.__name__, (cls, PassInstrument), {"__module__": cls.__module__, "__doc__": cls.__doc__})
 
 
-def _module_text(mod) -> str:
-    try:
-        return mod.script()
-    except (ImportError, AttributeError):  # the printer is optional at this layer
-        return "\n".join(f"{gv.name_hint}: <{type(func).__name__}>" for gv, func in mod.items())
-
-
 class PrintBeforeAll(PassInstrument):
     """Print the module before every pass."""
 
@@ -74,7 +67,7 @@ class PrintBeforeAll(PassInstrument):
         self.file = file
 
     def run_before_pass(self, mod, info):
-        print(f"Before Running Pass: {info.name}\n{_module_text(mod)}", file=self.file or sys.stdout)
+        print(f"Before Running Pass: {info.name}\n{mod.script()}", file=self.file or sys.stdout)
 
 
 class PrintAfterAll(PassInstrument):
@@ -84,7 +77,7 @@ class PrintAfterAll(PassInstrument):
         self.file = file
 
     def run_after_pass(self, mod, info):
-        print(f"After Running Pass: {info.name}\n{_module_text(mod)}", file=self.file or sys.stdout)
+        print(f"After Running Pass: {info.name}\n{mod.script()}", file=self.file or sys.stdout)
 
 
 class PassTimingInstrument(PassInstrument):

@@ -41,6 +41,13 @@ class Node:
         return self.script()
 
 
+def repr_text(node: Node) -> str:
+    """`repr(node)` for IR nodes that print as script text (through graphc.script, at call time)."""
+    from ..script.printer import repr_text as printed
+
+    return printed(node)
+
+
 def node(cls):
     """Decorate an IR node class: a frozen, slotted dataclass compared by identity."""
     return dataclasses.dataclass(frozen=True, eq=False, slots=True, repr=False)(cls)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import hashlib
+import math
 import struct
 
 import numpy as np
@@ -58,7 +59,9 @@ class _Equal:
             if isinstance(a, int | float) and isinstance(b, int | float) and not isinstance(a, bool):
                 return a == b
             return False
-        if isinstance(a, str | int | float | bool | type(None) | enum.Enum):
+        if isinstance(a, float):
+            return a == b or (math.isnan(a) and math.isnan(b))  # a NaN constant equals a NaN constant
+        if isinstance(a, str | int | bool | type(None) | enum.Enum):
             return a == b
         if isinstance(a, np.ndarray):
             return a.shape == b.shape and a.dtype == b.dtype and bool(np.array_equal(a, b))
@@ -144,7 +147,7 @@ class _Hasher:
     def visit(self, x) -> None:
         if x is None or isinstance(x, str | bool | int | float | enum.Enum):
             self.feed(type(x).__name__, repr(x.value if isinstance(x, enum.Enum) else x).encode())
-            if isinstance(x, float):
+            if isinstance(x, float) and not math.isnan(x):  # every NaN is equal (and repr "nan")
                 self.feed("f", struct.pack("<d", x))
             return
         if isinstance(x, np.ndarray):

@@ -127,9 +127,10 @@ class PassContext:
         info = pass_obj.info
         if not isinstance(mod, IRModule):
             raise TypeError(f"pass {info.name} expects an IRModule, got {type(mod).__name__}")
-        if not all(instrument.should_run(mod, info) for instrument in self.instruments):
+        instruments = self.instruments + _GLOBAL_INSTRUMENTS if _GLOBAL_INSTRUMENTS else self.instruments
+        if not all(instrument.should_run(mod, info) for instrument in instruments):
             return mod
-        for instrument in self.instruments:
+        for instrument in instruments:
             instrument.run_before_pass(mod, info)
         try:
             result = pass_obj.transform_module(mod, self)
@@ -141,9 +142,44 @@ class PassContext:
             raise
         if not isinstance(result, IRModule):
             raise TypeError(f"pass {info.name} returned {type(result).__name__}, expected an IRModule")
-        for instrument in self.instruments:
+        for instrument in instruments:
             instrument.run_after_pass(result, info)
         return result
+
+
+# Instruments every PassContext runs besides its own (see `add_global_instrument`).
+_GLOBAL_INSTRUMENTS: list[PassInstrument] = []
+
+
+def add_global_instrument(instrument: PassInstrument) -> None:
+    """Run `instrument` around every pass of every PassContext, nested or not, until removed.
+
+    A PassContext's own `instruments` apply within it only; a global instrument sees every
+    pass the process runs (its enter/exit hooks are not called). The test suite uses one to
+    check that every module lowered by any test is well formed and prints and parses back.
+
+    >>> from graphc import IRModule
+    >>> seen = []
+    >>> @pass_instrument
+    ... class Names:
+    ...     def run_before_pass(self, mod, info):
+    ...         seen.append(info.name)
+    >>> names = Names()
+    >>> add_global_instrument(names)
+    >>> with PassContext(opt_level=3):
+    ...     _ = module_pass(lambda m, c: m, name="Nop")(IRModule())
+    >>> remove_global_instrument(names)
+    >>> seen
+    ['Nop']
+    """
+    if not isinstance(instrument, PassInstrument):
+        raise TypeError(f"add_global_instrument takes a PassInstrument, got {type(instrument).__name__}")
+    _GLOBAL_INSTRUMENTS.append(instrument)
+
+
+def remove_global_instrument(instrument: PassInstrument) -> None:
+    """Stop running an instrument added with `add_global_instrument`."""
+    _GLOBAL_INSTRUMENTS.remove(instrument)
 
 
 # --- passes --------------------------------------------------------------------------------
@@ -347,6 +383,8 @@ def function_pass(pass_func=None, opt_level=0, name=None, required=None, traceab
 
 
 __all__ = [
+    "add_global_instrument",
+    "remove_global_instrument",
     "FunctionPass",
     "function_pass",
     "ModulePass",

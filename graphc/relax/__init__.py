@@ -12,7 +12,6 @@ True
 """
 
 from . import analysis, op, transform
-from . import text as _text  # noqa: F401  (registers the Relax printer with graphc.script)
 from .block_builder import BlockBuilder, BlockBuilderError
 from .expr import (
     Attrs,

@@ -25,7 +25,7 @@ from ..errors import TypeInferenceError
 from ..ir.module import GlobalVar, IRModule
 from ..ir.structural import structural_equal, structural_hash
 from ..tir.arith import Analyzer
-from . import expr as E
+from . import expr as relax_expr
 from .call_te import CallTEMixin
 from .normalize import Normalizer, global_struct_info
 from .struct_info import StructInfo, TensorStructInfo, erase_to_well_defined
@@ -42,8 +42,8 @@ class _Block:
         self.is_dataflow, self.bindings, self.implicit = is_dataflow, [], implicit
         self.defined: set = set()
 
-    def build(self) -> E.BindingBlock:
-        return (E.DataflowBlock if self.is_dataflow else E.BindingBlock)(self.bindings)
+    def build(self) -> relax_expr.BindingBlock:
+        return (relax_expr.DataflowBlock if self.is_dataflow else relax_expr.BindingBlock)(self.bindings)
 
 
 class _Scope:
@@ -131,7 +131,7 @@ class BlockBuilder(CallTEMixin, Normalizer):
         """Scope of one function; finish it with `emit_func_output` inside the `with`."""
         if self._func is not None:
             raise BlockBuilderError(f"cannot open function {name!r} inside function {self._func.name!r}")
-        if isinstance(params, E.Var):
+        if isinstance(params, relax_expr.Var):
             params = [params]
         self._func = _FunctionFrame(name, None if params is None else list(params), dict(attrs or {}),
                                     private, pure)
@@ -173,7 +173,7 @@ class BlockBuilder(CallTEMixin, Normalizer):
             raise BlockBuilderError("a block is already open; end it with end_block() first")
         scope.current = _Block(is_dataflow)
 
-    def end_block(self) -> E.BindingBlock:
+    def end_block(self) -> relax_expr.BindingBlock:
         """Close the open block, add it to the current scope (if not empty) and return it."""
         scope = self._scopes[-1]
         if scope.current is None:
@@ -224,46 +224,46 @@ class BlockBuilder(CallTEMixin, Normalizer):
         self._names[hint] = 0 if count is None else count + 1
         return hint if count is None else f"{hint}{count + 1}"
 
-    def _new_var(self, hint: str, sinfo: StructInfo, dataflow: bool) -> E.Var:
+    def _new_var(self, hint: str, sinfo: StructInfo, dataflow: bool) -> relax_expr.Var:
         name = self._fresh_name(hint or ("lv" if dataflow else "gv"))
-        return (E.DataflowVar if dataflow else E.Var)(name, sinfo)
+        return (relax_expr.DataflowVar if dataflow else relax_expr.Var)(name, sinfo)
 
-    def _emit_value(self, expr: E.Expr) -> E.Var:
+    def _emit_value(self, expr: relax_expr.Expr) -> relax_expr.Var:
         return self.emit(expr)
 
-    def emit(self, expr, name_hint: str = "") -> E.Var:
+    def emit(self, expr, name_hint: str = "") -> relax_expr.Var:
         """Normalize `expr` and bind it to a fresh var (a DataflowVar in a dataflow block)."""
         block = self._open_block()
         value = self.normalize(expr)
         self._check_visible(value)
         var = self._new_var(name_hint, value.struct_info, block.is_dataflow)
-        return self._append(block, E.VarBinding(var, value))
+        return self._append(block, relax_expr.VarBinding(var, value))
 
-    def emit_normalized(self, binding: E.Binding) -> E.Var:
+    def emit_normalized(self, binding: relax_expr.Binding) -> relax_expr.Var:
         """Append an already normalized binding as it is (mutators use this)."""
         return self._append(self._open_block(), binding)
 
-    def _append(self, block: _Block, binding: E.Binding) -> E.Var:
-        if isinstance(binding.var, E.DataflowVar) and not block.is_dataflow:
+    def _append(self, block: _Block, binding: relax_expr.Binding) -> relax_expr.Var:
+        if isinstance(binding.var, relax_expr.DataflowVar) and not block.is_dataflow:
             raise BlockBuilderError(f"dataflow var {binding.var.name_hint!r} bound outside a dataflow block")
         block.bindings.append(binding)
         block.defined.add(binding.var)
         self._bindings[binding.var] = binding.value
         return binding.var
 
-    def emit_output(self, output, name_hint: str = "") -> E.Var:
+    def emit_output(self, output, name_hint: str = "") -> relax_expr.Var:
         """Bind `output` to a non-dataflow Var visible after the dataflow block (`R.output`)."""
         block = self._scopes[-1].current
         if block is None or not block.is_dataflow:
             raise BlockBuilderError("emit_output is only valid inside `with bb.dataflow():`")
         if isinstance(output, list | tuple):
-            output = E.Tuple(output)
+            output = relax_expr.Tuple(output)
         value = self.normalize(output)
         self._check_visible(value)
         var = self._new_var(name_hint or "gv", value.struct_info, False)
-        return self._append(block, E.VarBinding(var, value))
+        return self._append(block, relax_expr.VarBinding(var, value))
 
-    def match_cast(self, value, struct_info: StructInfo, name_hint: str = "") -> E.Var:
+    def match_cast(self, value, struct_info: StructInfo, name_hint: str = "") -> relax_expr.Var:
         """Bind `value`, checked at run time to match `struct_info` (which may define symbolic vars)."""
         block = self._open_block()
         value = self.normalize_arg(value)
@@ -274,7 +274,7 @@ class BlockBuilder(CallTEMixin, Normalizer):
         if type(actual).__name__ != "ObjectStructInfo" and type(actual) is not type(struct_info):
             raise BlockBuilderError(f"match_cast of {value!r} ({actual}) to {struct_info} can never succeed")
         var = self._new_var(name_hint, struct_info, block.is_dataflow)
-        return self._append(block, E.MatchCast(var, value, struct_info))
+        return self._append(block, relax_expr.MatchCast(var, value, struct_info))
 
     def emit_func_output(self, output, params=None) -> GlobalVar:
         """Finish the current function with `output` as its result; returns its GlobalVar."""
@@ -291,22 +291,22 @@ class BlockBuilder(CallTEMixin, Normalizer):
                 raise BlockBuilderError(
                     f"function {frame.name!r} got params both in function() and "
                     f"emit_func_output")
-            frame.params = [params] if isinstance(params, E.Var) else list(params)
+            frame.params = [params] if isinstance(params, relax_expr.Var) else list(params)
         if frame.params is None:
             raise BlockBuilderError(f"function {frame.name!r} has no params: pass them to function() or here")
         if isinstance(output, list | tuple):
-            output = E.Tuple(output)
+            output = relax_expr.Tuple(output)
         output = self.normalize(output)
-        if not (E.is_leaf(output) or isinstance(output, E.Tuple)):
+        if not (relax_expr.is_leaf(output) or isinstance(output, relax_expr.Tuple)):
             output = self.emit(output)
         self._check_visible(output, where=f"the output of function {frame.name!r}")
         self._close_implicit(scope)
-        body = E.SeqExpr(scope.blocks, output)
-        E.set_struct_info(body, output.struct_info)
+        body = relax_expr.SeqExpr(scope.blocks, output)
+        relax_expr.set_struct_info(body, output.struct_info)
         attrs = dict(frame.attrs)
         if not frame.private:
             attrs.setdefault("global_symbol", frame.name)
-        func = E.Function(frame.params, body, None, frame.pure, attrs)
+        func = relax_expr.Function(frame.params, body, None, frame.pure, attrs)
         if frame.name in self._mod:
             raise BlockBuilderError(f"the module already has a function named {frame.name!r}")
         gv = GlobalVar(frame.name)
@@ -316,27 +316,27 @@ class BlockBuilder(CallTEMixin, Normalizer):
         frame.output_done = True
         return gv
 
-    def lookup_binding(self, var: E.Var):
+    def lookup_binding(self, var: relax_expr.Var):
         """The value bound to `var` by this builder, or None."""
         return self._bindings.get(var)
 
     # -- scoped normalization (If branches, nested SeqExprs, function bodies) --------------
-    def _normalize_scoped(self, expr) -> E.SeqExpr:
+    def _normalize_scoped(self, expr) -> relax_expr.SeqExpr:
         self.begin_scope()
         try:
-            for block in expr.blocks if isinstance(expr, E.SeqExpr) else ():
+            for block in expr.blocks if isinstance(expr, relax_expr.SeqExpr) else ():
                 self._normalize_block(block)
-            body = expr.body if isinstance(expr, E.SeqExpr) else expr
+            body = expr.body if isinstance(expr, relax_expr.SeqExpr) else expr
             new_body = self.normalize(body)
-            if not (E.is_leaf(new_body) or isinstance(new_body, E.Tuple)):
+            if not (relax_expr.is_leaf(new_body) or isinstance(new_body, relax_expr.Tuple)):
                 new_body = self.emit(new_body)
         finally:
             blocks = self.end_scope()
-        old_blocks = expr.blocks if isinstance(expr, E.SeqExpr) else ()
+        old_blocks = expr.blocks if isinstance(expr, relax_expr.SeqExpr) else ()
         return finish_seq(expr, reuse_blocks(blocks, old_blocks), new_body)
 
-    def _normalize_block(self, block: E.BindingBlock) -> None:
-        self._begin_block(isinstance(block, E.DataflowBlock))
+    def _normalize_block(self, block: relax_expr.BindingBlock) -> None:
+        self._begin_block(isinstance(block, relax_expr.DataflowBlock))
         for binding in block.bindings:
             value = self.normalize(binding.value)
             new = binding if value is binding.value else binding.replace(value=value)
@@ -350,7 +350,7 @@ class BlockBuilder(CallTEMixin, Normalizer):
         current = self._scopes[-1].current
         local = current.defined if current is not None and current.is_dataflow else ()
         for leaf in _leaves(expr):
-            if isinstance(leaf, E.DataflowVar) and leaf not in local:
+            if isinstance(leaf, relax_expr.DataflowVar) and leaf not in local:
                 place = where or ("a binding outside its dataflow block" if current is None or
                                   not current.is_dataflow else "another dataflow block")
                 raise BlockBuilderError(
@@ -369,31 +369,31 @@ def reuse_blocks(new_blocks: list, old_blocks) -> list:
     return out
 
 
-def finish_seq(old, blocks: list, body) -> E.SeqExpr:
+def finish_seq(old, blocks: list, body) -> relax_expr.SeqExpr:
     """`old` itself when nothing changed, else a new SeqExpr with struct info from `body`."""
-    if isinstance(old, E.SeqExpr) and body is old.body and len(blocks) == len(old.blocks) and \
+    if isinstance(old, relax_expr.SeqExpr) and body is old.body and len(blocks) == len(old.blocks) and \
             all(a is b for a, b in zip(blocks, old.blocks)) and old.struct_info_ is not None:
         return old
-    seq = E.SeqExpr(blocks, body)
+    seq = relax_expr.SeqExpr(blocks, body)
     bound = {b.var for block in blocks for b in block.bindings}
     sinfo = body.struct_info
     if isinstance(sinfo, TensorStructInfo) and sinfo.shape in bound:
         sinfo = erase_to_well_defined(sinfo)
-    E.set_struct_info(seq, sinfo)
+    relax_expr.set_struct_info(seq, sinfo)
     return seq
 
 
 def _leaves(expr):
-    if isinstance(expr, E.Tuple):
+    if isinstance(expr, relax_expr.Tuple):
         for f in expr.fields:
             yield from _leaves(f)
-    elif isinstance(expr, E.Call):
+    elif isinstance(expr, relax_expr.Call):
         yield expr.op
         for a in expr.args:
             yield from _leaves(a)
-    elif isinstance(expr, E.TupleGetItem):
+    elif isinstance(expr, relax_expr.TupleGetItem):
         yield from _leaves(expr.tuple_value)
-    elif isinstance(expr, E.If):
+    elif isinstance(expr, relax_expr.If):
         yield from _leaves(expr.cond)
     else:
         yield expr

@@ -23,14 +23,14 @@ from __future__ import annotations
 from ..errors import TypeInferenceError
 from ..tir.expr import IntImm, PrimExpr
 from ..tir.expr import Var as TIRVar
-from . import expr as E
+from . import expr as relax_expr
 from .struct_info import TensorStructInfo, tir_vars_in_expr
 
 
 class CallTEMixin:
     """The TE bridge of the BlockBuilder (needs `normalize_arg`, `add_func`, `emit`)."""
 
-    def call_te(self, func, *args, primfunc_name_hint: str | None = None, **kwargs) -> E.Call:
+    def call_te(self, func, *args, primfunc_name_hint: str | None = None, **kwargs) -> relax_expr.Call:
         """`func(*te_args, **te_kwargs)` as a `call_tir` of a new (or identical existing) PrimFunc."""
         from .. import te
         from .op.base import call_tir
@@ -49,9 +49,9 @@ class CallTEMixin:
         name = primfunc_name_hint or outputs[0].op.name
         gvar = self.add_func(prim_func, name)
         out_sinfo = [TensorStructInfo(tuple(_int64(d) for d in o.shape), o.dtype) for o in outputs]
-        return call_tir(gvar, E.Tuple(conv.relax_args), out_sinfo, tir_vars=unbound or None)
+        return call_tir(gvar, relax_expr.Tuple(conv.relax_args), out_sinfo, tir_vars=unbound or None)
 
-    def emit_te(self, func, *args, **kwargs) -> E.Var:
+    def emit_te(self, func, *args, **kwargs) -> relax_expr.Var:
         """`bb.emit(bb.call_te(func, *args, **kwargs))`; `name_hint=` names the bound var."""
         name_hint = kwargs.pop("name_hint", "")
         return self.emit(self.call_te(func, *args, **kwargs), name_hint=name_hint)
@@ -77,15 +77,15 @@ class _TEArgs:
         if isinstance(arg, PrimExpr):
             self.prim_exprs.append(arg)
             return arg
-        if not isinstance(arg, E.Expr):
+        if not isinstance(arg, relax_expr.Expr):
             return arg
         arg = self.bb.normalize_arg(arg)
-        if isinstance(arg, E.Tuple):
+        if isinstance(arg, relax_expr.Tuple):
             return [self.convert(f) for f in arg.fields]
-        if isinstance(arg, E.ShapeExpr):
+        if isinstance(arg, relax_expr.ShapeExpr):
             self.prim_exprs.extend(arg.values)
             return list(arg.values)
-        if isinstance(arg, E.PrimValue):
+        if isinstance(arg, relax_expr.PrimValue):
             self.prim_exprs.append(arg.value)
             return arg.value
         sinfo = arg.struct_info
@@ -99,7 +99,7 @@ class _TEArgs:
                 f"te.placeholder, got {sinfo}")
         if arg in self._seen:
             return self._seen[arg]
-        name = arg.name_hint if isinstance(arg, E.Var) else "rxplaceholder"
+        name = arg.name_hint if isinstance(arg, relax_expr.Var) else "rxplaceholder"
         tensor = te.placeholder(sinfo.shape_values, sinfo.dtype, name=name)
         self._seen[arg] = tensor
         self.placeholders.append(tensor)

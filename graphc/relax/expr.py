@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import TypeInferenceError
 from ..ir.module import GlobalVar
-from ..ir.node import Node, node
+from ..ir.node import Node, node, repr_text
 from ..tir.expr import IntImm, PrimExpr
 from .struct_info import (
     FuncStructInfo,
@@ -90,9 +90,7 @@ class Expr(Node):
         return sinfo
 
     def __repr__(self) -> str:
-        from .text import expr_text
-
-        return expr_text(self)
+        return repr_text(self)
 
 
 def set_struct_info(expr: Expr, sinfo: StructInfo) -> None:
@@ -329,9 +327,7 @@ class Binding(Node):
     __hash__ = object.__hash__
 
     def __repr__(self) -> str:
-        from .text import binding_text
-
-        return binding_text(self)
+        return repr_text(self)
 
 
 @node
@@ -363,9 +359,7 @@ class BindingBlock(Node):
     __hash__ = object.__hash__
 
     def __repr__(self) -> str:
-        from .text import block_lines
-
-        return "\n".join(block_lines(self))
+        return repr_text(self)
 
 
 @node

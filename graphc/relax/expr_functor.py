@@ -34,7 +34,7 @@ from __future__ import annotations
 from ..ir.dispatch import dispatch
 from ..ir.module import GlobalVar
 from ..ir.structural import structural_equal
-from . import expr as E
+from . import expr as relax_expr
 from .op.registry import Op
 from .struct_info import is_base_of
 
@@ -46,17 +46,17 @@ class ExprVisitor:
         dispatch(self, expr)
 
     # leaves
-    def visit_Var(self, var: E.Var) -> None:
+    def visit_Var(self, var: relax_expr.Var) -> None:
         pass
 
     def visit_LeafExpr(self, expr) -> None:
         pass
 
-    def visit_ShapeExpr(self, expr: E.ShapeExpr) -> None:
+    def visit_ShapeExpr(self, expr: relax_expr.ShapeExpr) -> None:
         for value in expr.values:
             self.visit_prim_expr(value)
 
-    def visit_PrimValue(self, expr: E.PrimValue) -> None:
+    def visit_PrimValue(self, expr: relax_expr.PrimValue) -> None:
         self.visit_prim_expr(expr.value)
 
     def visit_GlobalVar(self, gv: GlobalVar) -> None:
@@ -69,63 +69,63 @@ class ExprVisitor:
         """Hook for the symbolic (TensorIR) expressions inside shapes and scalar values."""
 
     # composites
-    def visit_Tuple(self, expr: E.Tuple) -> None:
+    def visit_Tuple(self, expr: relax_expr.Tuple) -> None:
         for field in expr.fields:
             self.visit_expr(field)
 
-    def visit_TupleGetItem(self, expr: E.TupleGetItem) -> None:
+    def visit_TupleGetItem(self, expr: relax_expr.TupleGetItem) -> None:
         self.visit_expr(expr.tuple_value)
 
-    def visit_Call(self, call: E.Call) -> None:
+    def visit_Call(self, call: relax_expr.Call) -> None:
         self.visit_expr(call.op)
         for arg in call.args:
             self.visit_expr(arg)
 
-    def visit_If(self, expr: E.If) -> None:
+    def visit_If(self, expr: relax_expr.If) -> None:
         self.visit_expr(expr.cond)
         self.visit_expr(expr.true_branch)
         self.visit_expr(expr.false_branch)
 
-    def visit_SeqExpr(self, expr: E.SeqExpr) -> None:
+    def visit_SeqExpr(self, expr: relax_expr.SeqExpr) -> None:
         for block in expr.blocks:
             self.visit_block(block)
         self.visit_expr(expr.body)
 
-    def visit_Function(self, func: E.Function) -> None:
+    def visit_Function(self, func: relax_expr.Function) -> None:
         for param in func.params:
             self.visit_var_def(param)
         self.visit_expr(func.body)
 
     # blocks and bindings
-    def visit_block(self, block: E.BindingBlock) -> None:
-        if isinstance(block, E.DataflowBlock):
+    def visit_block(self, block: relax_expr.BindingBlock) -> None:
+        if isinstance(block, relax_expr.DataflowBlock):
             self.visit_dataflow_block(block)
         else:
             self.visit_binding_block(block)
 
-    def visit_binding_block(self, block: E.BindingBlock) -> None:
+    def visit_binding_block(self, block: relax_expr.BindingBlock) -> None:
         for binding in block.bindings:
             self.visit_binding(binding)
 
-    def visit_dataflow_block(self, block: E.DataflowBlock) -> None:
+    def visit_dataflow_block(self, block: relax_expr.DataflowBlock) -> None:
         for binding in block.bindings:
             self.visit_binding(binding)
 
-    def visit_binding(self, binding: E.Binding) -> None:
-        if isinstance(binding, E.MatchCast):
+    def visit_binding(self, binding: relax_expr.Binding) -> None:
+        if isinstance(binding, relax_expr.MatchCast):
             self.visit_match_cast(binding)
         else:
             self.visit_var_binding(binding)
 
-    def visit_var_binding(self, binding: E.VarBinding) -> None:
+    def visit_var_binding(self, binding: relax_expr.VarBinding) -> None:
         self.visit_expr(binding.value)
         self.visit_var_def(binding.var)
 
-    def visit_match_cast(self, binding: E.MatchCast) -> None:
+    def visit_match_cast(self, binding: relax_expr.MatchCast) -> None:
         self.visit_expr(binding.value)
         self.visit_var_def(binding.var)
 
-    def visit_var_def(self, var: E.Var) -> None:
+    def visit_var_def(self, var: relax_expr.Var) -> None:
         """Called once for every variable definition (parameters, binding vars)."""
 
 
@@ -144,7 +144,7 @@ class ExprMutator:
         return self.builder.normalize(new) if new is not expr else new
 
     # leaves
-    def visit_Var(self, var: E.Var):
+    def visit_Var(self, var: relax_expr.Var):
         return self.var_remap.get(var, var)
 
     def visit_LeafExpr(self, expr):
@@ -157,32 +157,32 @@ class ExprMutator:
         return op
 
     # composites
-    def visit_Tuple(self, expr: E.Tuple):
+    def visit_Tuple(self, expr: relax_expr.Tuple):
         fields = tuple(self.visit_expr(f) for f in expr.fields)
-        return expr if all(a is b for a, b in zip(fields, expr.fields)) else E.Tuple(fields)
+        return expr if all(a is b for a, b in zip(fields, expr.fields)) else relax_expr.Tuple(fields)
 
-    def visit_TupleGetItem(self, expr: E.TupleGetItem):
+    def visit_TupleGetItem(self, expr: relax_expr.TupleGetItem):
         return expr.replace(tuple_value=self.visit_expr(expr.tuple_value))
 
-    def visit_Call(self, call: E.Call):
+    def visit_Call(self, call: relax_expr.Call):
         op = self.visit_expr(call.op)
         args = tuple(self.visit_expr(a) for a in call.args)
         if op is call.op and all(a is b for a, b in zip(args, call.args)):
             return call
-        return E.Call(op, args, call.attrs, call.sinfo_args)
+        return relax_expr.Call(op, args, call.attrs, call.sinfo_args)
 
-    def visit_If(self, expr: E.If):
+    def visit_If(self, expr: relax_expr.If):
         cond = self.visit_expr(expr.cond)
         true_branch = self.visit_with_new_scope(expr.true_branch)
         false_branch = self.visit_with_new_scope(expr.false_branch)
         if cond is expr.cond and true_branch is expr.true_branch and false_branch is expr.false_branch:
             return expr
-        return E.If(cond, true_branch, false_branch)
+        return relax_expr.If(cond, true_branch, false_branch)
 
-    def visit_SeqExpr(self, expr: E.SeqExpr):
+    def visit_SeqExpr(self, expr: relax_expr.SeqExpr):
         return self.visit_with_new_scope(expr)
 
-    def visit_Function(self, func: E.Function):
+    def visit_Function(self, func: relax_expr.Function):
         params = tuple(self.visit_var_def(p) for p in func.params)
         body = self.visit_with_new_scope(func.body)
         if body is func.body and all(a is b for a, b in zip(params, func.params)):
@@ -190,7 +190,7 @@ class ExprMutator:
         ret = func.ret_struct_info
         if ret is not None and not is_base_of(ret, body.struct_info, self.builder.analyzer):
             ret = None
-        return E.Function(params, body, ret, func.is_pure, func.attrs)
+        return relax_expr.Function(params, body, ret, func.is_pure, func.attrs)
 
     def visit_with_new_scope(self, expr):
         """Rewrite `expr` as a SeqExpr of its own: bindings emitted while visiting stay inside it."""
@@ -198,61 +198,61 @@ class ExprMutator:
 
         self.builder.begin_scope()
         try:
-            for block in expr.blocks if isinstance(expr, E.SeqExpr) else ():
+            for block in expr.blocks if isinstance(expr, relax_expr.SeqExpr) else ():
                 self.visit_block(block)
-            old_body = expr.body if isinstance(expr, E.SeqExpr) else expr
+            old_body = expr.body if isinstance(expr, relax_expr.SeqExpr) else expr
             body = self.visit_expr(old_body)
-            if not (E.is_leaf(body) or isinstance(body, E.Tuple)):
+            if not (relax_expr.is_leaf(body) or isinstance(body, relax_expr.Tuple)):
                 body = self.builder.emit(body)
         except BaseException:
             # Drop the half-built scope without checking it, so the real error surfaces.
             self.builder.discard_scope()
             raise
         blocks = self.builder.end_scope()
-        old_blocks = expr.blocks if isinstance(expr, E.SeqExpr) else ()
-        if not isinstance(expr, E.SeqExpr) and body is expr and not blocks:
+        old_blocks = expr.blocks if isinstance(expr, relax_expr.SeqExpr) else ()
+        if not isinstance(expr, relax_expr.SeqExpr) and body is expr and not blocks:
             return expr
         return finish_seq(expr, reuse_blocks(blocks, old_blocks), body)
 
     # blocks and bindings
-    def visit_block(self, block: E.BindingBlock) -> E.BindingBlock:
-        if isinstance(block, E.DataflowBlock):
+    def visit_block(self, block: relax_expr.BindingBlock) -> relax_expr.BindingBlock:
+        if isinstance(block, relax_expr.DataflowBlock):
             return self.visit_dataflow_block(block)
         return self.visit_binding_block(block)
 
-    def visit_binding_block(self, block: E.BindingBlock) -> E.BindingBlock:
+    def visit_binding_block(self, block: relax_expr.BindingBlock) -> relax_expr.BindingBlock:
         self.builder.begin_binding_block()
         for binding in block.bindings:
             self.visit_binding(binding)
         return self.builder.end_block()
 
-    def visit_dataflow_block(self, block: E.DataflowBlock) -> E.BindingBlock:
+    def visit_dataflow_block(self, block: relax_expr.DataflowBlock) -> relax_expr.BindingBlock:
         self.builder.begin_dataflow_block()
         for binding in block.bindings:
             self.visit_binding(binding)
         return self.builder.end_block()
 
-    def visit_binding(self, binding: E.Binding) -> None:
-        if isinstance(binding, E.MatchCast):
+    def visit_binding(self, binding: relax_expr.Binding) -> None:
+        if isinstance(binding, relax_expr.MatchCast):
             self.visit_match_cast(binding)
         else:
             self.visit_var_binding(binding)
 
-    def visit_var_binding(self, binding: E.VarBinding) -> None:
+    def visit_var_binding(self, binding: relax_expr.VarBinding) -> None:
         value = self.visit_expr(binding.value)
         self.reemit_binding(binding, value)
 
-    def visit_match_cast(self, binding: E.MatchCast) -> None:
+    def visit_match_cast(self, binding: relax_expr.MatchCast) -> None:
         value = self.visit_expr(binding.value)
         var = self.visit_var_def(binding.var)
         if value is binding.value and var is binding.var:
             self.builder.emit_normalized(binding)
             return
-        if not (E.is_leaf(value) or isinstance(value, E.Tuple)):
+        if not (relax_expr.is_leaf(value) or isinstance(value, relax_expr.Tuple)):
             value = self.builder.emit(value)
-        self.builder.emit_normalized(E.MatchCast(var, value, binding.struct_info))
+        self.builder.emit_normalized(relax_expr.MatchCast(var, value, binding.struct_info))
 
-    def reemit_binding(self, binding: E.VarBinding, value) -> None:
+    def reemit_binding(self, binding: relax_expr.VarBinding, value) -> None:
         """Emit `var = value`; a changed struct info replaces the var (TVM's ReEmitBinding)."""
         var = self.visit_var_def(binding.var)
         if value is binding.value and var is binding.var:
@@ -262,8 +262,8 @@ class ExprMutator:
         if not structural_equal(sinfo, var.struct_info):
             var = type(var)(var.name_hint, sinfo)
             self.var_remap[binding.var] = var
-        self.builder.emit_normalized(E.VarBinding(var, value))
+        self.builder.emit_normalized(relax_expr.VarBinding(var, value))
 
-    def visit_var_def(self, var: E.Var) -> E.Var:
+    def visit_var_def(self, var: relax_expr.Var) -> relax_expr.Var:
         """Hook for every variable definition; returns the var to define instead (default: itself)."""
         return self.var_remap.get(var, var)

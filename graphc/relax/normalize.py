@@ -19,10 +19,11 @@ expression itself when it was already normal. Nested expressions are bound throu
 from __future__ import annotations
 
 from ..errors import TypeInferenceError
+from ..ir.dispatch import rule_table
 from ..ir.module import GlobalVar
 from ..tir.arith import Analyzer
 from ..tir.function import PrimFunc
-from . import expr as E
+from . import expr as relax_expr
 from .op.registry import Op, infer_struct_info
 from .struct_info import (
     FuncStructInfo,
@@ -44,13 +45,13 @@ class Normalizer:
     analyzer: Analyzer
 
     # -- hooks the BlockBuilder implements ---------------------------------------------------
-    def _emit_value(self, expr: E.Expr) -> E.Var:
+    def _emit_value(self, expr: relax_expr.Expr) -> relax_expr.Var:
         raise TypeInferenceError(
             f"normalizing {expr!r} needs a binding block to bind sub-expressions to; "
             "use it inside `with bb.function(...)` (or begin_binding_block())"
         )
 
-    def _normalize_scoped(self, expr: E.Expr) -> E.SeqExpr:
+    def _normalize_scoped(self, expr: relax_expr.Expr) -> relax_expr.SeqExpr:
         """Normalize `expr` in a fresh scope whose bindings become a SeqExpr of their own."""
         raise NotImplementedError
 
@@ -58,54 +59,48 @@ class Normalizer:
         return FuncStructInfo.opaque_func()
 
     # -- entry points ----------------------------------------------------------------------
-    def normalize(self, expr) -> E.Expr:
+    def normalize(self, expr) -> relax_expr.Expr:
         """`expr` in A-normal form with struct info everywhere (bindings go to the open block)."""
         if isinstance(expr, list | tuple):
-            expr = E.Tuple(expr)
+            expr = relax_expr.Tuple(expr)
         if isinstance(expr, GlobalVar | Op):
             return expr
-        method = _NORMALIZERS.get(type(expr))
-        if method is None:
-            for base in type(expr).__mro__:
-                method = _NORMALIZERS.get(base)
-                if method is not None:
-                    _NORMALIZERS[type(expr)] = method
-                    break
+        method = _NORMALIZERS[type(expr)]
         if method is None:
             raise TypeInferenceError(
                 f"cannot normalize {type(expr).__name__} {expr!r}: not a Relax "
                 f"expression")
         return method(self, expr)
 
-    def normalize_arg(self, expr) -> E.Expr:
+    def normalize_arg(self, expr) -> relax_expr.Expr:
         """A call argument: a leaf, or a tuple of normalized arguments; anything else is bound."""
         expr = self.normalize(expr)
-        if E.is_leaf(expr) or isinstance(expr, E.Tuple):
+        if relax_expr.is_leaf(expr) or isinstance(expr, relax_expr.Tuple):
             return expr
         return self._emit_value(expr)
 
     # -- per node kind ---------------------------------------------------------------------
-    def _leaf(self, expr: E.Expr) -> E.Expr:
+    def _leaf(self, expr: relax_expr.Expr) -> relax_expr.Expr:
         if expr.struct_info_ is None:
             raise TypeInferenceError(
                 f"{type(expr).__name__} {expr!r} has no struct info; give Vars "
                 f"one at creation")
         return expr
 
-    def _tuple(self, expr: E.Tuple) -> E.Tuple:
+    def _tuple(self, expr: relax_expr.Tuple) -> relax_expr.Tuple:
         fields = tuple(self.normalize_arg(f) for f in expr.fields)
         if all(a is b for a, b in zip(fields, expr.fields)) and expr.struct_info_ is not None:
             return expr
-        return E.Tuple(fields)
+        return relax_expr.Tuple(fields)
 
-    def _tuple_get_item(self, expr: E.TupleGetItem) -> E.TupleGetItem:
+    def _tuple_get_item(self, expr: relax_expr.TupleGetItem) -> relax_expr.TupleGetItem:
         value = self.normalize_arg(expr.tuple_value)
         new = expr.replace(tuple_value=value)
         if new.struct_info_ is None:
             sinfo = value.struct_info
             if not isinstance(sinfo, TupleStructInfo):
                 if isinstance(sinfo, ObjectStructInfo):
-                    E.set_struct_info(new, ObjectStructInfo())
+                    relax_expr.set_struct_info(new, ObjectStructInfo())
                     return new
                 raise TypeInferenceError(
                     f"TupleGetItem expects a tuple, got {value!r} of struct "
@@ -114,19 +109,19 @@ class Normalizer:
                 raise TypeInferenceError(
                     f"TupleGetItem index {expr.index} out of range for a tuple of {len(sinfo.fields)} fields "
                     f"({sinfo})")
-            E.set_struct_info(new, sinfo.fields[expr.index])
+            relax_expr.set_struct_info(new, sinfo.fields[expr.index])
         return new
 
-    def _call(self, call: E.Call) -> E.Call:
+    def _call(self, call: relax_expr.Call) -> relax_expr.Call:
         op = call.op if isinstance(call.op, Op | GlobalVar) else self.normalize_arg(call.op)
         args = tuple(self.normalize_arg(a) for a in call.args)
         same = op is call.op and all(a is b for a, b in zip(args, call.args))
-        new = call if same else E.Call(op, args, call.attrs, call.sinfo_args)
+        new = call if same else relax_expr.Call(op, args, call.attrs, call.sinfo_args)
         if new.struct_info_ is None:
-            E.set_struct_info(new, self._infer_call(new))
+            relax_expr.set_struct_info(new, self._infer_call(new))
         return new
 
-    def _infer_call(self, call: E.Call) -> StructInfo:
+    def _infer_call(self, call: relax_expr.Call) -> StructInfo:
         if isinstance(call.op, Op):
             return infer_struct_info(call, self)
         if call.sinfo_args:
@@ -138,7 +133,7 @@ class Normalizer:
                 f"info is {callee}")
         return derive_call_ret_struct_info(callee, call, self.analyzer, self._global_struct_info)
 
-    def _if(self, expr: E.If) -> E.If:
+    def _if(self, expr: relax_expr.If) -> relax_expr.If:
         cond = self.normalize_arg(expr.cond)
         sinfo = cond.struct_info
         if not (isinstance(sinfo, PrimStructInfo) and sinfo.dtype == "bool") and not (
@@ -150,28 +145,31 @@ class Normalizer:
         false_branch = self._normalize_scoped(expr.false_branch)
         new = expr.replace(cond=cond, true_branch=true_branch, false_branch=false_branch)
         if new.struct_info_ is None:
-            E.set_struct_info(new, struct_info_lca(true_branch.struct_info, false_branch.struct_info))
+            relax_expr.set_struct_info(new, struct_info_lca(true_branch.struct_info,
+                                                            false_branch.struct_info))
         return new
 
-    def _seq(self, expr: E.SeqExpr) -> E.SeqExpr:
+    def _seq(self, expr: relax_expr.SeqExpr) -> relax_expr.SeqExpr:
         return self._normalize_scoped(expr)
 
-    def _function(self, func: E.Function) -> E.Function:
+    def _function(self, func: relax_expr.Function) -> relax_expr.Function:
         body = self._normalize_scoped(func.body)
         new = func.replace(body=body)
         if new.struct_info_ is None:
-            new = E.Function(new.params, body, None, new.is_pure, new.attrs)
+            new = relax_expr.Function(new.params, body, None, new.is_pure, new.attrs)
         return new
 
 
-_NORMALIZERS = {
-    E.Var: Normalizer._leaf, E.LeafExpr: Normalizer._leaf, E.Tuple: Normalizer._tuple,
-    E.TupleGetItem: Normalizer._tuple_get_item, E.Call: Normalizer._call, E.If: Normalizer._if,
-    E.SeqExpr: Normalizer._seq, E.Function: Normalizer._function,
-}
+_NORMALIZERS = rule_table({
+    relax_expr.Var: Normalizer._leaf, relax_expr.LeafExpr: Normalizer._leaf,
+    relax_expr.Tuple: Normalizer._tuple,
+    relax_expr.TupleGetItem: Normalizer._tuple_get_item, relax_expr.Call: Normalizer._call,
+    relax_expr.If: Normalizer._if,
+    relax_expr.SeqExpr: Normalizer._seq, relax_expr.Function: Normalizer._function,
+})
 
 
-def derive_call_ret_struct_info(func_sinfo: FuncStructInfo, call: E.Call, analyzer: Analyzer,
+def derive_call_ret_struct_info(func_sinfo: FuncStructInfo, call: relax_expr.Call, analyzer: Analyzer,
                                 global_struct_info=None) -> StructInfo:
     """The callee's return struct info with its symbolic vars bound from the arguments' shapes.
 
@@ -199,7 +197,7 @@ def derive_call_ret_struct_info(func_sinfo: FuncStructInfo, call: E.Call, analyz
     return erase_to_well_defined(func_sinfo.ret, vmap)
 
 
-def _match(param: StructInfo, arg: StructInfo, vmap: dict, call: E.Call, index: int) -> None:
+def _match(param: StructInfo, arg: StructInfo, vmap: dict, call: relax_expr.Call, index: int) -> None:
     from ..tir.expr import Var as TIRVar
     from .struct_info import is_base_of
 
@@ -225,7 +223,7 @@ def _match(param: StructInfo, arg: StructInfo, vmap: dict, call: E.Call, index: 
 
 def global_struct_info(func) -> StructInfo:
     """The struct info a GlobalVar bound to `func` has: a Relax function's own, or opaque."""
-    if isinstance(func, E.Function):
+    if isinstance(func, relax_expr.Function):
         return func.struct_info
     if isinstance(func, PrimFunc):
         return FuncStructInfo.opaque_func(ObjectStructInfo(), purity=False)

@@ -17,30 +17,20 @@ ValueError: unknown pipeline 'fast'; available pipelines: zero
 from __future__ import annotations
 
 from ..ir.transform import Pass, Sequential
+from .transform import AnnotateTIROpPattern, FoldConstant, FuseOps, FuseTIR, LegalizeOps
 
 __all__ = ["get_pipeline", "zero_pipeline"]
-
-
-def _pass(name: str, **kwargs) -> Pass:
-    # Looked up when the pipeline is made, not at import: some passes live in modules written
-    # independently of this one.
-    from . import transform
-
-    make = getattr(transform, name, None)
-    if make is None:
-        raise NotImplementedError(f"pass relax.transform.{name} is not available in this build of graphc")
-    return make(**kwargs)
 
 
 def zero_pipeline(*, enable_warning: bool = False) -> Sequential:
     """Legalize every operator, fold constants and fuse the resulting tensor programs."""
     return Sequential(
         [
-            _pass("LegalizeOps", enable_warning=enable_warning),
-            _pass("AnnotateTIROpPattern"),
-            _pass("FoldConstant"),
-            _pass("FuseOps"),
-            _pass("FuseTIR"),
+            LegalizeOps(enable_warning=enable_warning),
+            AnnotateTIROpPattern(),
+            FoldConstant(),
+            FuseOps(),
+            FuseTIR(),
         ],
         opt_level=0,
         name="zero_pipeline",

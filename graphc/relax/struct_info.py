@@ -22,10 +22,11 @@ import re
 from ..errors import TypeInferenceError
 from ..ir.dtype import canonical
 from ..ir.node import Node, node
+from ..tir.analysis.var_use import used_vars
 from ..tir.arith import Analyzer
 from ..tir.expr import IntImm, PrimExpr
 from ..tir.expr import Var as TIRVar
-from ..tir.functor import StmtExprVisitor, substitute
+from ..tir.functor import substitute
 
 UNKNOWN_DTYPE = "void"
 
@@ -316,19 +317,9 @@ def struct_info_lca(a: StructInfo, b: StructInfo) -> StructInfo:
 # --- symbolic variables ------------------------------------------------------------------
 
 
-class _TIRVarCollector(StmtExprVisitor):
-    def __init__(self):
-        self.vars: list = []
-
-    def visit_Var(self, op):
-        if op not in self.vars:
-            self.vars.append(op)
-
-
 def tir_vars_in_expr(expr: PrimExpr) -> list:
-    collector = _TIRVarCollector()
-    collector.visit_expr(expr)
-    return collector.vars
+    """Every symbolic tir.Var `expr` uses, in order of first appearance."""
+    return used_vars(expr)
 
 
 def tir_vars_in_struct_info(sinfo: StructInfo) -> list:

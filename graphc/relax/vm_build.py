@@ -28,13 +28,20 @@ from __future__ import annotations
 
 from ..errors import CodegenError
 from ..ir.module import GlobalVar, IRModule
-from ..tir import expr as T
+from ..runtime.device import Device
+from ..target import Target
+from ..target import build as target_build
+from ..tir import expr as tir_expr
 from ..tir.function import PrimFunc
 from ..vm.bytecode import VOID, Arg, Call, FuncEntry, Goto, If, Ret
 from ..vm.executable import Executable
+from ..vm.outputs import ATTR as OUTPUT_STRUCTURE
 from ..vm.values import DataType, ShapeTuple
-from . import expr as E
+from . import expr as relax_expr
+from .analysis.vars import used_vars
 from .op.registry import Op
+from .struct_info import TensorStructInfo, prim_text
+from .transform import BindParams, VMLoweringPipeline
 from .vm_call_proof import ALLOC_TENSOR_OPS as _ALLOC_TENSOR_OPS
 from .vm_call_proof import PACKED_OPS as _PACKED_OPS
 from .vm_call_proof import KernelCallProof
@@ -52,7 +59,7 @@ class _ModuleContext:
         self.relax_names: dict[GlobalVar, str] = {}
         self.kernel_names: dict[GlobalVar, str] = {}
         for gv, func in mod.items():
-            if isinstance(func, E.Function):
+            if isinstance(func, relax_expr.Function):
                 self.relax_names[gv] = func.attrs.get("global_symbol", gv.name_hint)
             elif isinstance(func, PrimFunc):
                 self.kernel_names[gv] = func.attrs.get("global_symbol", gv.name_hint)
@@ -81,15 +88,15 @@ class _ModuleContext:
 class FunctionCodeGen:
     """Bytecode for one Relax function."""
 
-    def __init__(self, ctx: _ModuleContext, name: str, func: E.Function):
+    def __init__(self, ctx: _ModuleContext, name: str, func: relax_expr.Function):
         self.ctx, self.name, self.func = ctx, name, func
         self.code: list = []
         self.num_registers = len(func.params)
-        self.vars: dict[E.Var, Arg] = {p: Arg.reg(i) for i, p in enumerate(func.params)}
-        self.defs: dict[E.Var, E.Expr] = {}
+        self.vars: dict[relax_expr.Var, Arg] = {p: Arg.reg(i) for i, p in enumerate(func.params)}
+        self.defs: dict[relax_expr.Var, relax_expr.Expr] = {}
         self.unchecked: list[int] = []
         self.proof = KernelCallProof(self.defs, func)
-        self.used = _used_vars(func)
+        self.used = set(used_vars(func.body))
 
     def new_reg(self) -> int:
         self.num_registers += 1
@@ -112,18 +119,20 @@ class FunctionCodeGen:
     def generate(self) -> FuncEntry:
         result = self.gen(self.func.body)
         self.emit(Ret(result))
-        attrs = {"unchecked_calls": self.unchecked}
+        attrs = {"unchecked_calls": self.unchecked, "signature": _signature(self.func)}
         if "num_input" in self.func.attrs:
             attrs["num_input"] = int(self.func.attrs["num_input"])
+        if OUTPUT_STRUCTURE in self.func.attrs:  # vm["main"] rebuilds the model's result
+            attrs[OUTPUT_STRUCTURE] = self.func.attrs[OUTPUT_STRUCTURE]
         return FuncEntry("vm", self.name, [p.name_hint for p in self.func.params], self.num_registers,
                          self.code, attrs=attrs)
 
-    def gen_seq(self, seq: E.SeqExpr) -> Arg:
+    def gen_seq(self, seq: relax_expr.SeqExpr) -> Arg:
         for block in seq.blocks:
             for binding in block.bindings:
                 self.defs[binding.var] = binding.value
                 value = binding.value
-                if isinstance(value, E.Call):
+                if isinstance(value, relax_expr.Call):
                     self.vars[binding.var] = self.gen_call(value, void=binding.var not in self.used)
                 else:
                     self.vars[binding.var] = self.gen(value)
@@ -134,53 +143,53 @@ class FunctionCodeGen:
 
     # -- expressions -----------------------------------------------------------------------------
     def gen(self, expr) -> Arg:
-        if isinstance(expr, E.Var):
+        if isinstance(expr, relax_expr.Var):
             arg = self.vars.get(expr)
             if arg is None:
                 self.error(expr, f"variable {expr.name_hint!r} is used before it is defined")
             return arg
-        if isinstance(expr, E.SeqExpr):
+        if isinstance(expr, relax_expr.SeqExpr):
             return self.gen_seq(expr)
-        if isinstance(expr, E.Constant):
+        if isinstance(expr, relax_expr.Constant):
             return self.ctx.const(expr.data, key=("tensor", id(expr.data)))
-        if isinstance(expr, E.ShapeExpr):
+        if isinstance(expr, relax_expr.ShapeExpr):
             values = []
             for v in expr.values:
-                if not isinstance(v, T.IntImm):
+                if not isinstance(v, tir_expr.IntImm):
                     self.error(expr, f"shape {expr!r} has symbolic dimensions; VMShapeLower computes them at "
                                "run time: run relax.transform.VMLoweringPipeline() first")
                 values.append(int(v.value))
             return self.ctx.const(ShapeTuple(values))
-        if isinstance(expr, E.PrimValue):
+        if isinstance(expr, relax_expr.PrimValue):
             return self.gen_prim(expr)
-        if isinstance(expr, E.StringImm):
+        if isinstance(expr, relax_expr.StringImm):
             return self.ctx.const(str(expr.value))
-        if isinstance(expr, E.DataTypeImm):
+        if isinstance(expr, relax_expr.DataTypeImm):
             return self.ctx.const(DataType(expr.value))
         if isinstance(expr, GlobalVar):
             return Arg.func(self.callee_index(expr))
-        if isinstance(expr, E.ExternFunc):
+        if isinstance(expr, relax_expr.ExternFunc):
             return Arg.func(self.ctx.builtin(expr.global_symbol))
-        if isinstance(expr, E.Tuple):
+        if isinstance(expr, relax_expr.Tuple):
             fields = [self.gen(f) for f in expr.fields]
             return self.emit_call(self.ctx.builtin("vm.builtin.make_tuple"), fields)
-        if isinstance(expr, E.TupleGetItem):
+        if isinstance(expr, relax_expr.TupleGetItem):
             value = self.gen(expr.tuple_value)
             return self.emit_call(self.ctx.builtin("vm.builtin.tuple_getitem"), [value, Arg.imm(expr.index)])
-        if isinstance(expr, E.If):
+        if isinstance(expr, relax_expr.If):
             return self.gen_if(expr)
-        if isinstance(expr, E.Call):
+        if isinstance(expr, relax_expr.Call):
             return self.gen_call(expr)
-        if isinstance(expr, E.Function):
+        if isinstance(expr, relax_expr.Function):
             self.error(expr, "nested functions (closures) are not supported by the VM yet; lift them "
                        "to module level with relax.transform.LambdaLift")
         self.error(expr, f"cannot generate VM code for {type(expr).__name__}")
 
-    def gen_prim(self, expr: E.PrimValue) -> Arg:
+    def gen_prim(self, expr: relax_expr.PrimValue) -> Arg:
         value = expr.value
-        if isinstance(value, T.IntImm):
+        if isinstance(value, tir_expr.IntImm):
             return Arg.imm(int(value.value))
-        if isinstance(value, T.FloatImm):
+        if isinstance(value, tir_expr.FloatImm):
             return self.ctx.const(float(value.value))
         self.error(expr, f"PrimValue {expr!r} is symbolic; VMShapeLower computes it at run time: run "
                    "relax.transform.VMLoweringPipeline() first")
@@ -190,7 +199,7 @@ class FunctionCodeGen:
             return arg.value
         return self.emit_call(self.ctx.builtin("vm.builtin.copy"), [arg]).value
 
-    def gen_if(self, expr: E.If) -> Arg:
+    def gen_if(self, expr: relax_expr.If) -> Arg:
         cond = self.to_reg(self.gen(expr.cond))
         merge = self.new_reg()
         at_if = self.emit(None)
@@ -212,7 +221,7 @@ class FunctionCodeGen:
         raise CodegenError(f"{self.name}: {gv.name_hint!r} is not a function of the module")
 
     # -- calls -----------------------------------------------------------------------------------
-    def gen_call(self, call: E.Call, void: bool = False) -> Arg:
+    def gen_call(self, call: relax_expr.Call, void: bool = False) -> Arg:
         """Code for `call`; with `void` (nobody reads the result) the result register is VOID."""
         planned = self.plan_call(call)
         if isinstance(planned, Arg):
@@ -223,16 +232,16 @@ class FunctionCodeGen:
             return self.none()
         return self.emit_call(func_index, args)
 
-    def plan_call(self, call: E.Call):
+    def plan_call(self, call: relax_expr.Call):
         """(function index, arguments) of the call to emit, or the Arg of a call already emitted."""
         op = call.op
         if isinstance(op, GlobalVar):
             if op in self.ctx.kernel_names:
                 return self.kernel_call(call, op, list(call.args))
             return (self.callee_index(op), [self.gen(a) for a in call.args])
-        if isinstance(op, E.ExternFunc):
+        if isinstance(op, relax_expr.ExternFunc):
             return (self.ctx.builtin(op.global_symbol), [self.gen(a) for a in call.args])
-        if isinstance(op, E.Var):  # a function value: a Relax function, a kernel or a builtin
+        if isinstance(op, relax_expr.Var):  # a function value: a Relax function, a kernel or a builtin
             args = [self.gen(op)] + [self.gen(a) for a in call.args]
             return (self.ctx.builtin("vm.builtin.invoke_closure"), args)
         if not isinstance(op, Op):
@@ -256,13 +265,13 @@ class FunctionCodeGen:
             return self.none()
         if name == "relax.vm.call_tir_dyn":
             gv, packed = args
-            fields = list(packed.fields) if isinstance(packed, E.Tuple) else [packed]
+            fields = list(packed.fields) if isinstance(packed, relax_expr.Tuple) else [packed]
             if not isinstance(gv, GlobalVar) or gv not in self.ctx.kernel_names:
                 self.error(call, "R.vm.call_tir_dyn expects a PrimFunc of the module as its callee")
             return self.kernel_call(call, gv, fields, dyn=True)
         if name == "relax.call_builtin_with_ctx":
             func, packed = args
-            fields = list(packed.fields) if isinstance(packed, E.Tuple) else [packed]
+            fields = list(packed.fields) if isinstance(packed, relax_expr.Tuple) else [packed]
             return (builtin(func.global_symbol), [Arg.ctx()] + [self.gen(f) for f in fields])
         if name in _PACKED_OPS:
             func, *rest = args
@@ -275,7 +284,7 @@ class FunctionCodeGen:
         self.error(call, f"operator {name} has no VM lowering; legalize it first "
                    "(relax.transform.LegalizeOps) or run graphc.compile, which does")
 
-    def kernel_call(self, call: E.Call, gv: GlobalVar, args: list, dyn: bool = False) -> Arg:
+    def kernel_call(self, call: relax_expr.Call, gv: GlobalVar, args: list, dyn: bool = False) -> Arg:
         """A direct kernel call, or (`dyn`) `vm.builtin.call_tir_dyn(kernel, args..., shape)`."""
         index = self.callee_index(gv)
         prim = self.ctx.mod[gv]
@@ -289,44 +298,32 @@ class FunctionCodeGen:
         return self.none()
 
 
-def _used_vars(func: E.Function) -> set:
-    """Every Var some expression of `func` reads."""
-    from .expr_functor import ExprVisitor
+def _signature(func: relax_expr.Function) -> list:
+    """What callers pass: per parameter `[name, shape, dtype]` (dimensions are ints or the text
+    of their symbolic expression), or `[name, None, None]` for a parameter that is no tensor;
+    then the declared ranges of the symbolic dimensions, `{name: [lower, upper]}` (None: unbounded)."""
+    params = []
+    for p in func.params:
+        sinfo = p.struct_info
+        if isinstance(sinfo, TensorStructInfo) and sinfo.shape_values is not None:
+            params.append([p.name_hint, [prim_text(d) if not isinstance(d, tir_expr.IntImm) else int(d.value)
+                                         for d in sinfo.shape_values], sinfo.dtype])
+        else:
+            params.append([p.name_hint, None, None])
+    lower, upper = func.attrs.get("tir_var_lower_bound", {}), func.attrs.get("tir_var_upper_bound", {})
+    bounds = {str(name): [_bound(lower.get(name)), _bound(upper.get(name))] for name in {**lower, **upper}}
+    return [params, bounds]
 
-    used: set = set()
 
-    class Collect(ExprVisitor):
-        def visit_Var(self, var):  # noqa: N802 - the visitor's naming
-            used.add(var)
-
-    Collect().visit_expr(func.body)
-    return used
+def _bound(value):
+    return None if value is None else int(value.value if isinstance(value, tir_expr.IntImm) else value)
 
 
 # --- the driver -----------------------------------------------------------------------------------
 
 
-def _vm_lowering_pipeline():
-    from . import transform
-
-    pipeline = getattr(transform, "VMLoweringPipeline", None)
-    if pipeline is None:
-        raise CodegenError("relax.transform.VMLoweringPipeline is not available in this build of graphc")
-    return pipeline()
-
-
-def _resolve_target(target):
-    from ..target import Target
-
-    if target is None:
-        return Target.current() or Target("llvm")
-    return target if isinstance(target, Target) else Target(target)
-
-
 def build_kernels(mod: IRModule, target) -> dict:
-    """Compile every PrimFunc of `mod` into one runtime Module per device type."""
-    from ..driver import build as tir_build
-
+    """Compile every PrimFunc of `mod` for `target`: {device type: runtime Module}."""
     prims = {}
     for gv, func in mod.items():
         if isinstance(func, PrimFunc):
@@ -334,8 +331,7 @@ def build_kernels(mod: IRModule, target) -> dict:
             prims[name] = func.with_attr("global_symbol", name)
     if not prims:
         return {}
-    lib = tir_build(IRModule(prims), target=target)
-    return {"cpu": lib}
+    return {"cpu": target_build(IRModule(prims), target)}
 
 
 def codegen(mod: IRModule, modules: dict | None = None, devices=None) -> Executable:
@@ -361,16 +357,12 @@ def build(mod: IRModule, target=None, params=None, *, vm_lowering: bool = True) 
     """
     if not isinstance(mod, IRModule):
         raise TypeError(f"relax.build expects an IRModule, got {type(mod).__name__}")
-    target = _resolve_target(target)
+    target = Target.resolve(target)
     if params:
-        from .transform import BindParams
-
         mod = BindParams("main", params)(mod)
     if vm_lowering:
         with target:
-            mod = _vm_lowering_pipeline()(mod)
-    from ..runtime.device import Device
-
+            mod = VMLoweringPipeline()(mod)
     modules = build_kernels(mod, target)
     device = "cpu" if target.kind == "llvm" else target.kind
     return codegen(mod, modules, [Device(device, 0)])

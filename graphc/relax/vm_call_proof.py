@@ -9,9 +9,12 @@ code generator marks the call unchecked and the VM calls the machine code direct
 from __future__ import annotations
 
 from ..ir.structural import structural_equal
-from ..tir import expr as T
+from ..tir import expr as tir_expr
+from ..tir.arith import simplify
 from ..tir.function import PrimFunc
-from . import expr as E
+from ..tir.functor import post_order_visit, substitute
+from ..tir.stmt import BufferStore
+from . import expr as relax_expr
 from .op.registry import Op
 from .struct_info import ShapeStructInfo, TensorStructInfo
 
@@ -22,7 +25,7 @@ PACKED_OPS = ("relax.call_packed", "relax.call_pure_packed")
 class KernelCallProof:
     """What the bindings `defs` of function `func` prove about its values (filled as code is made)."""
 
-    def __init__(self, defs: dict, func: E.Function):
+    def __init__(self, defs: dict, func: relax_expr.Function):
         self.defs = defs
         self.checked_vars = _checked_vars(func)
         self._heap_slots: dict | None = None
@@ -33,20 +36,21 @@ class KernelCallProof:
 
     def trusted(self, expr, written: bool = False) -> bool:
         """The run-time value of `expr` is a tensor matching its struct info (and writable, aligned)."""
-        if isinstance(expr, E.Constant):
+        if isinstance(expr, relax_expr.Constant):
             return not written
-        if not isinstance(expr, E.Var):
+        if not isinstance(expr, relax_expr.Var):
             return False
         value = self.defs.get(expr)
         if value is None:  # a parameter: trusted when the function checks it before use
             return not written and expr in self.checked_vars
-        if isinstance(value, E.Var):
+        if isinstance(value, relax_expr.Var):
             return self.trusted(value, written)
-        if isinstance(value, E.Call) and isinstance(value.op, Op) and value.op.name in ALLOC_TENSOR_OPS:
+        if isinstance(value, relax_expr.Call) and isinstance(value.op,
+                                                             Op) and value.op.name in ALLOC_TENSOR_OPS:
             offset = value.args[1]
-            return isinstance(offset, E.PrimValue) and isinstance(offset.value, T.IntImm) \
+            return isinstance(offset, relax_expr.PrimValue) and isinstance(offset.value, tir_expr.IntImm) \
                 and offset.value.value % 64 == 0
-        if isinstance(value, E.Call) and isinstance(value.op, E.ExternFunc) \
+        if isinstance(value, relax_expr.Call) and isinstance(value.op, relax_expr.ExternFunc) \
                 and value.op.global_symbol == "vm.builtin.reshape":
             return self.trusted(value.args[0], written)
         if _builtin_name(value) == "vm.builtin.alloc_shape_heap":
@@ -61,7 +65,7 @@ class KernelCallProof:
                 if _builtin_name(value) != "vm.builtin.match_shape":
                     continue
                 args = _builtin_args(value)
-                dims = self.tensor_shape(args[0]) if isinstance(args[0], E.Var) else None
+                dims = self.tensor_shape(args[0]) if isinstance(args[0], relax_expr.Var) else None
                 ints = [_int_value(a) for a in args[2:]]
                 if dims is None or None in ints[:1 + 2 * ints[0]]:
                     continue
@@ -73,27 +77,28 @@ class KernelCallProof:
 
     def tensor_shape(self, expr):
         """The dimensions of a tensor or shape value, recovered through make_shape when erased."""
-        values = _shape_values(expr.struct_info_) if isinstance(expr, E.Expr) else None
+        values = _shape_values(expr.struct_info_) if isinstance(expr, relax_expr.Expr) else None
         if values is not None:
             return values
-        value = self.defs.get(expr) if isinstance(expr, E.Var) else None
-        if isinstance(value, E.Var):
+        value = self.defs.get(expr) if isinstance(expr, relax_expr.Var) else None
+        if isinstance(value, relax_expr.Var):
             return self.tensor_shape(value)
-        if isinstance(value, E.Call) and isinstance(value.op, Op) and value.op.name in ALLOC_TENSOR_OPS:
+        if isinstance(value, relax_expr.Call) and isinstance(value.op,
+                                                             Op) and value.op.name in ALLOC_TENSOR_OPS:
             return self.tensor_shape(value.args[2])
-        if isinstance(value, E.ShapeExpr):
+        if isinstance(value, relax_expr.ShapeExpr):
             return value.values
         name = _builtin_name(value)
         args = _builtin_args(value) if name else ()
         ints = [_int_value(a) for a in args]
         if name == "vm.builtin.alloc_shape_heap" and ints and ints[0] is not None:
-            return (T.IntImm("int64", ints[0]),)
+            return (tir_expr.IntImm("int64", ints[0]),)
         if name == "vm.builtin.make_shape" and len(ints) > 1 and ints[1] is not None:
             dims, slots = [], self.heap_slots()
             for i in range(ints[1]):
                 code, v = ints[2 + 2 * i: 4 + 2 * i] if len(ints) >= 4 + 2 * i else (None, None)
                 if code == 0 and v is not None:
-                    dims.append(T.IntImm("int64", v))
+                    dims.append(tir_expr.IntImm("int64", v))
                 elif code == 1 and v in slots:
                     dims.append(slots[v])
                 else:
@@ -104,49 +109,49 @@ class KernelCallProof:
 
 def _builtin_name(value) -> str | None:
     """The `vm.builtin.*` name a call_packed / call_builtin_with_ctx binding calls, else None."""
-    if not isinstance(value, E.Call):
+    if not isinstance(value, relax_expr.Call):
         return None
-    if isinstance(value.op, E.ExternFunc):
+    if isinstance(value.op, relax_expr.ExternFunc):
         return value.op.global_symbol
-    if isinstance(value.op, Op) and value.args and isinstance(value.args[0], E.ExternFunc):
+    if isinstance(value.op, Op) and value.args and isinstance(value.args[0], relax_expr.ExternFunc):
         return value.args[0].global_symbol
     return None
 
 
 def _int_value(arg) -> int | None:
     """The value of a constant integer PrimValue argument, else None."""
-    if isinstance(arg, E.PrimValue) and isinstance(arg.value, T.IntImm):
+    if isinstance(arg, relax_expr.PrimValue) and isinstance(arg.value, tir_expr.IntImm):
         return int(arg.value.value)
     return None
 
 
 def _builtin_args(value) -> tuple:
-    if isinstance(value.op, E.ExternFunc):
+    if isinstance(value.op, relax_expr.ExternFunc):
         return tuple(value.args)
     if value.op.name == "relax.call_builtin_with_ctx":
         packed = value.args[1]
-        return tuple(packed.fields) if isinstance(packed, E.Tuple) else (packed,)
+        return tuple(packed.fields) if isinstance(packed, relax_expr.Tuple) else (packed,)
     return tuple(value.args[1:])
 
 
-def _checked_vars(func: E.Function) -> set:
+def _checked_vars(func: relax_expr.Function) -> set:
     """Vars whose dtype, rank and every dimension the function checks at run time (VMShapeLower)."""
     info, shape = set(), set()
 
     def visit(expr):
-        if isinstance(expr, E.SeqExpr):
+        if isinstance(expr, relax_expr.SeqExpr):
             for block in expr.blocks:
                 for b in block.bindings:
                     visit(b.value)
             visit(expr.body)
-        elif isinstance(expr, E.If):
+        elif isinstance(expr, relax_expr.If):
             visit(expr.true_branch)
             visit(expr.false_branch)
-        elif isinstance(expr, E.Call) and expr.args:
+        elif isinstance(expr, relax_expr.Call) and expr.args:
             op = expr.op
-            name = op.global_symbol if isinstance(op, E.ExternFunc) else None
+            name = op.global_symbol if isinstance(op, relax_expr.ExternFunc) else None
             args = expr.args
-            if isinstance(op, Op) and op.name in PACKED_OPS and isinstance(args[0], E.ExternFunc):
+            if isinstance(op, Op) and op.name in PACKED_OPS and isinstance(args[0], relax_expr.ExternFunc):
                 name, args = args[0].global_symbol, args[1:]
             if name == "vm.builtin.check_tensor_info" and args:
                 info.add(args[0])
@@ -169,9 +174,9 @@ def _shape_values(sinfo):
 
 
 def _same_dim(a, b) -> bool:
-    if isinstance(a, T.IntImm) and isinstance(b, T.IntImm):
+    if isinstance(a, tir_expr.IntImm) and isinstance(b, tir_expr.IntImm):
         return a.value == b.value
-    if isinstance(a, T.IntImm) or isinstance(b, T.IntImm):
+    if isinstance(a, tir_expr.IntImm) or isinstance(b, tir_expr.IntImm):
         return False
     return a is b or structural_equal(a, b, map_free_vars=False)
 
@@ -183,9 +188,6 @@ def _proven(prim: PrimFunc, args: list, gen: KernelCallProof, dyn: bool = False)
     the same constant, and each symbolic dimension must map to one Relax dimension
     consistently; then the kernel's own checks can be skipped (the VM checked the inputs).
     """
-    from ..tir.arith import simplify
-    from ..tir.functor import substitute
-
     params = list(prim.params)
     flat: list = []  # (kind, expr or PrimExpr)
     for i, a in enumerate(args):
@@ -203,10 +205,10 @@ def _proven(prim: PrimFunc, args: list, gen: KernelCallProof, dyn: bool = False)
         if param in prim.buffer_map:
             continue
         if kind == "expr":
-            if not isinstance(value, E.PrimValue):
+            if not isinstance(value, relax_expr.PrimValue):
                 return False
             value = value.value
-        if not str(param.dtype).startswith("int64") and not isinstance(value, T.IntImm):
+        if not str(param.dtype).startswith("int64") and not isinstance(value, tir_expr.IntImm):
             return False
         env[param] = value
     deferred = []
@@ -224,14 +226,14 @@ def _proven(prim: PrimFunc, args: list, gen: KernelCallProof, dyn: bool = False)
         shape = gen.tensor_shape(value)
         if shape is None or len(shape) != len(buf.shape):
             return False
-        if buf.elem_offset is not None and not (isinstance(buf.elem_offset, T.IntImm)
+        if buf.elem_offset is not None and not (isinstance(buf.elem_offset, tir_expr.IntImm)
                                                 and buf.elem_offset.value == 0):
             return False
         for bdim, rdim in zip(buf.shape, shape):
-            if isinstance(bdim, T.IntImm):
-                if not (isinstance(rdim, T.IntImm) and rdim.value == bdim.value):
+            if isinstance(bdim, tir_expr.IntImm):
+                if not (isinstance(rdim, tir_expr.IntImm) and rdim.value == bdim.value):
                     return False
-            elif isinstance(bdim, T.Var):
+            elif isinstance(bdim, tir_expr.Var):
                 bound = env.get(bdim)
                 if bound is None:
                     env[bdim] = rdim
@@ -240,19 +242,12 @@ def _proven(prim: PrimFunc, args: list, gen: KernelCallProof, dyn: bool = False)
             else:
                 deferred.append((bdim, rdim))
     for bdim, rdim in deferred:
-        try:
-            got = simplify(substitute(bdim, env))
-        except Exception:  # noqa: BLE001 - any failure just means "not proven"
-            return False
-        if not _same_dim(got, rdim):
+        if not _same_dim(simplify(substitute(bdim, env)), rdim):
             return False
     return True
 
 
 def _is_output(prim: PrimFunc, buf) -> bool:
-    from ..tir.functor import post_order_visit
-    from ..tir.stmt import BufferStore
-
     found = []
 
     def visit(node):

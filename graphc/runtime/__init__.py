@@ -16,7 +16,7 @@ from .tensor import Tensor, empty, tensor
 from .thread_pool import get_num_threads, set_num_threads  # registers the kernels' thread state
 
 _LAZY = {
-    # written concurrently by another engineer; resolved on first access
+    # loaded on first access: they pull in llvmlite and the profiler, which tensors alone do not need
     "Module": (".module", "Module"),
     "load_module": (".module", "load_module"),
     "nd": (".nd", None),

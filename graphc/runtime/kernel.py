@@ -24,6 +24,7 @@ import threading
 import numpy as np
 
 from ..errors import GraphcError
+from ..ir.dispatch import TypeTable
 from ..ir.dtype import canonical
 
 
@@ -119,29 +120,23 @@ def _view_dlpack(obj):
     return _view_numpy(np.from_dlpack(obj))
 
 
-def _viewer(arg):
-    cls = type(arg)
-    fn = _VIEWERS.get(cls)
-    if fn is None:
-        fn = _resolve_viewer(cls)
-        _VIEWERS[cls] = fn
-    return fn
-
-
-def _resolve_viewer(cls):
-    for base in cls.__mro__:
-        if base is np.ndarray:
-            return _view_numpy
-        if base.__module__ == "graphc.runtime.tensor" and base.__name__ == "Tensor":
-            return _view_tensor
-        if base.__module__.startswith("torch") and base.__name__ == "Tensor":
-            return _view_torch
-    if hasattr(cls, "__dlpack__"):
-        return _view_dlpack
+def _viewer_of(base):
+    """The viewer for arguments of class `base` (torch is matched by name, never imported)."""
+    if base is np.ndarray:
+        return _view_numpy
+    if base.__module__ == "graphc.runtime.tensor" and base.__name__ == "Tensor":
+        return _view_tensor
+    if base.__module__.startswith("torch") and base.__name__ == "Tensor":
+        return _view_torch
     return None
 
 
-_VIEWERS: dict = {}
+# argument class -> its viewer (None: not a tensor); any other DLPack producer goes through DLPack
+_VIEWERS = TypeTable(_viewer_of, fallback=lambda cls: _view_dlpack if hasattr(cls, "__dlpack__") else None)
+
+
+def _viewer(arg):
+    return _VIEWERS[type(arg)]
 
 
 class Kernel:

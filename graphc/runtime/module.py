@@ -25,11 +25,10 @@ from .kernel import Kernel
 _LOCK = threading.Lock()
 _READY = False
 _MAGIC = b"GRAPHCMOD1"
-_VM_MAGIC = b"GRAPHCVM"  # graphc.vm.executable.MAGIC
 
 
-def ensure_llvm() -> None:
-    """Initialise LLVM's native target and asm printer once, and make libm visible to the JIT."""
+def ensure_jit() -> None:
+    """Initialise LLVM's native target for MCJIT once, and make libm visible to loaded code."""
     global _READY
     if _READY:
         return
@@ -48,24 +47,25 @@ def ensure_llvm() -> None:
 
 
 @functools.lru_cache(maxsize=16)
-def create_target_machine(triple: str = "", cpu: str = "", features: str = "", opt: int = 3):
-    """A shared target machine for `triple`/`cpu`/`features` (defaults: the host).
+def _shared_machine(triple: str, cpu: str, features: str, opt: int):
+    return _machine(triple, cpu, features, opt)
 
-    Never give a shared one to an execution engine (it takes ownership); see `new_target_machine`.
+
+def _machine(triple: str, cpu: str, features: str, opt: int):
+    ensure_jit()
+    return llvm.Target.from_triple(triple or llvm.get_process_triple()).create_target_machine(
+        cpu=cpu, features=features, opt=opt, reloc="pic", codemodel="jitdefault")
+
+
+def _jit_target_machine(target: dict, shared: bool = True):
+    """The target machine of the code a Module holds, as the compiler recorded it.
+
+    An MCJIT engine takes ownership of the machine it is given, so it gets a fresh one
+    (`shared=False`); inspection (`get_source("asm")`) shares a cached one.
     """
-    return new_target_machine(triple, cpu, features, opt)
-
-
-def new_target_machine(triple: str = "", cpu: str = "", features: str = "", opt: int = 3):
-    """A fresh target machine (an MCJIT engine owns the one it is given)."""
-    ensure_llvm()
-    triple = triple or llvm.get_process_triple()
-    if not cpu:
-        cpu = llvm.get_host_cpu_name()
-        features = features or llvm.get_host_cpu_features().flatten()
-    target = llvm.Target.from_triple(triple)
-    return target.create_target_machine(cpu=cpu, features=features, opt=min(max(opt, 0), 3),
-                                        reloc="pic", codemodel="jitdefault")
+    args = (target.get("triple", ""), target.get("cpu", ""), target.get("features", ""),
+            min(max(int(target.get("opt", 3)), 0), 3))
+    return _shared_machine(*args) if shared else _machine(*args)
 
 
 class Module:
@@ -83,14 +83,9 @@ class Module:
             self._load()
 
     # -- loading ------------------------------------------------------------------------------
-    def _tm(self, fresh: bool = False):
-        t = self.target
-        make = new_target_machine if fresh else create_target_machine
-        return make(t.get("triple", ""), t.get("cpu", ""), t.get("features", ""), int(t.get("opt", 3)))
-
     def _load(self) -> None:
-        ensure_llvm()
-        engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), self._tm(fresh=True))
+        ensure_jit()
+        engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), _jit_target_machine(self.target, False))
         engine.add_object_file(llvm.ObjectFileRef.from_data(self.object_code))
         engine.finalize_object()
         self._engine = engine
@@ -141,9 +136,9 @@ class Module:
         if fmt in ("ll", "llvm", ""):
             return self._ll
         if fmt in ("asm", "s"):
-            ensure_llvm()
+            ensure_jit()
             llmod = llvm.parse_assembly(self._ll)
-            return self._tm().emit_assembly(llmod)
+            return _jit_target_machine(self.target).emit_assembly(llmod)
         raise ValueError(f"unknown source format {fmt!r}; expected 'll' or 'asm'")
 
     def time_evaluator(self, func_name: str, dev=None, number: int = 10, repeat: int = 1,
@@ -180,15 +175,28 @@ class Module:
     export_library = save
 
 
-def load_module(path):
-    """Load a kernel Module saved with `Module.save`, or a VM Executable saved with `export_library`.
+# magic bytes -> fn(data, where) -> loaded object; kernel Modules here, VM executables by graphc.vm
+_LOADERS: dict[bytes, object] = {_MAGIC: lambda data, where: Module.from_bytes(data)}
 
-    The file's magic bytes say which; the VM is imported only when the file is an executable.
+
+def register_loader(magic: bytes, loader) -> None:
+    """Let `load_module` load files that start with `magic` with `loader(data, where)`.
+
+    `graphc.vm` registers its executables this way when it is imported, so the runtime
+    itself never imports the VM.
+    """
+    _LOADERS[bytes(magic)] = loader
+
+
+def load_module(path):
+    """Load a file saved by graphc: a kernel Module (`Module.save`) or a VM Executable
+    (`export_library`; loadable once `graphc.vm` is imported), told apart by its magic bytes.
     """
     with open(path, "rb") as f:
         data = f.read()
-    if data.startswith(_VM_MAGIC):
-        from ..vm.executable import Executable  # lazy: the runtime does not need the VM otherwise
-
-        return Executable.from_bytes(data, where=f"file {str(path)!r}")
-    return Module.from_bytes(data)
+    where = f"file {str(path)!r}"
+    for magic, loader in _LOADERS.items():
+        if data.startswith(magic):
+            return loader(data, where)
+    raise GraphcError(f"{where} is not a file graphc can load: it starts with {data[:10]!r}, not with the "
+                      f"magic bytes of a kernel module or, once graphc.vm is imported, of a VM executable")

@@ -256,10 +256,15 @@ def _canonical_attr(value):
 def _builder(op_name: builtins.str):
     """The Python builder of operator `op_name` (graphc.relax.op.nn.relu for "relax.nn.relu")."""
     *path, leaf = op_name.split(".")[1:]
+    module_name = ".".join(["graphc.relax.op", *path])
     try:
-        module = importlib.import_module(".".join(["graphc.relax.op", *path]))
-    except ImportError:
-        return None
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as err:
+        # An operator registered under a namespace of its own has no builder module; a
+        # module that exists but fails to import is a bug and propagates.
+        if err.name is not None and (module_name + ".").startswith(err.name + "."):
+            return None
+        raise
     fn = getattr(module, leaf, None)
     return fn if builtins.callable(fn) else None
 

@@ -10,11 +10,17 @@ when called outside `@T.prim_func`; the parser recognises them by identity.
 (T.float32(1.0), T.int64(4), 3)
 >>> T.Buffer((4,), "float32").shape
 (4,)
+
+Operators fold constants (`T.int32(0) + 7` is `7`); `T.Add(0, 7)` and the other node names
+build their node as written, which is how the printer spells a node its operator would fold:
+
+>>> T.int32(0) + 7, T.Add(0, 7), T.LT(0, 7)
+(7, T.Add(0, 7), T.LT(0, 7))
 """
 
 from __future__ import annotations
 
-from ..errors import ScriptError
+from ..errors import DataTypeError, ScriptError, TIRError
 from ..ir.dtype import DataType, canonical
 from ..tir import expr as _expr
 from ..tir import op as _op
@@ -62,7 +68,7 @@ def __getattr__(name: str):
     if "x" in name and name.split("x")[0] in globals():
         try:
             return DTypeFactory(name)
-        except Exception as err:  # noqa: BLE001 - any parse failure means "no such name"
+        except DataTypeError as err:  # not a dtype name: no such attribute
             raise AttributeError(f"graphc.script.tir has no attribute {name!r}") from err
     raise AttributeError(f"graphc.script.tir has no attribute {name!r}")
 
@@ -177,20 +183,56 @@ def truediv(a, b):
     return _expr.truediv(a, b)
 
 
-def Div(a, b):  # noqa: N802 - TVM's name
-    return _expr.truncdiv(a, b)
+# `T.Add(a, b)` and friends build their node as written, never folded, as TVM's do: the printer
+# spells a node this way when its operator (`a + b`) would fold it, e.g. `T.Add(0, 7)`.
+def _same_dtype(name: str, a, b) -> tuple:
+    """Both operands as PrimExprs; a Python number takes the other operand's dtype."""
+    a = _expr._operand(a, b if isinstance(b, _expr.PrimExpr) else None)
+    b = _expr._operand(b, a)
+    if a.dtype != b.dtype:
+        raise TIRError(f"T.{name} needs operands of one dtype, got {a.dtype} and {b.dtype}; "
+                       f"cast one of them with T.Cast")
+    return a, b
 
 
-def Mod(a, b):  # noqa: N802 - TVM's name
-    return _expr.truncmod(a, b)
+def _binary_node(cls, result_dtype):
+    def build(a, b):
+        a, b = _same_dtype(cls.__name__, a, b)
+        return cls(a, b, result_dtype(a))
+
+    build.__name__ = build.__qualname__ = cls.__name__
+    build.__doc__ = f"The node `{cls.__name__}(a, b)` as written (no folding)."
+    return build
 
 
-def FloorDiv(a, b):  # noqa: N802 - TVM's name
-    return _expr.floordiv(a, b)
+def _bool_of(a) -> str:
+    lanes = DataType(a.dtype).lanes
+    return "bool" if lanes == 1 else f"boolx{lanes}"
 
 
-def FloorMod(a, b):  # noqa: N802 - TVM's name
-    return _expr.floormod(a, b)
+Add, Sub, Mul, Div, Mod, FloorDiv, FloorMod, Min, Max = (
+    _binary_node(cls, lambda a: a.dtype) for cls in (_expr.Add, _expr.Sub, _expr.Mul, _expr.Div, _expr.Mod,
+                                                     _expr.FloorDiv, _expr.FloorMod, _expr.Min, _expr.Max))
+EQ, NE, LT, LE, GT, GE = (_binary_node(cls, _bool_of) for cls in (_expr.EQ, _expr.NE, _expr.LT, _expr.LE,
+                                                                   _expr.GT, _expr.GE))
+
+
+def And(a, b):  # noqa: N802 - TVM's name
+    """The node `And(a, b)` as written (no folding)."""
+    a, b = _same_dtype("And", _expr._as_bool(a), _expr._as_bool(b))
+    return _expr.And(a, b, a.dtype)
+
+
+def Or(a, b):  # noqa: N802 - TVM's name
+    """The node `Or(a, b)` as written (no folding)."""
+    a, b = _same_dtype("Or", _expr._as_bool(a), _expr._as_bool(b))
+    return _expr.Or(a, b, a.dtype)
+
+
+def Not(a):  # noqa: N802 - TVM's name
+    """The node `Not(a)` as written (no folding)."""
+    a = _expr._as_bool(a)
+    return _expr.Not(a, a.dtype)
 
 
 def all(*conds):  # noqa: A001 - TVM's name

@@ -89,25 +89,25 @@ def has_rule(name: str, kind: str) -> bool:
 
 
 def _sigmoid(op):
-    from ..tir import op as T
+    from ..tir import op as tir_op
 
     x = op.args[0]
     one = _one(x)
-    return one / (one + T.exp(-x))
+    return one / (one + tir_op.exp(-x))
 
 
 def _rsqrt(op):
-    from ..tir import op as T
+    from ..tir import op as tir_op
 
     x = op.args[0]
-    return _one(x) / T.sqrt(x)
+    return _one(x) / tir_op.sqrt(x)
 
 
 def _exp10(op):
-    from ..tir import op as T
+    from ..tir import op as tir_op
 
     x = op.args[0]
-    return T.pow(_const(10.0, x), x)
+    return tir_op.pow(_const(10.0, x), x)
 
 
 def _one(x):

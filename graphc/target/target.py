@@ -105,6 +105,17 @@ class Target:
 
     # -- scope -----------------------------------------------------------------------------
     @staticmethod
+    def resolve(target: str | dict | Target | None = None) -> Target:
+        """The Target `target` describes; when None, the current target, else "llvm".
+
+        >>> Target.resolve("llvm -opt-level=1").opt_level, Target.resolve(None).kind
+        (1, 'llvm')
+        """
+        if target is None:
+            return Target.current() or Target("llvm")
+        return target if isinstance(target, Target) else Target(target)
+
+    @staticmethod
     def current(allow_none: bool = True) -> Target | None:
         """The innermost target entered with `with`, or None."""
         stack = getattr(_LOCAL, "stack", [])

@@ -16,12 +16,14 @@ from __future__ import annotations
 
 from ..errors import TIRError
 from ..ir.dtype import DataType
-from ..tir import expr as E
+from ..tir import expr as tir_expr
 from ..tir.analysis.block_access import get_block_read_write_region
+from ..tir.analysis.var_use import VarCollector
 from ..tir.buffer import Buffer, buffer_load, decl_buffer
 from ..tir.expr import IntImm, PrimExpr, Range, Var
 from ..tir.function import PrimFunc
-from ..tir.functor import StmtExprMutator, StmtExprVisitor, substitute
+from ..tir.functor import StmtExprMutator, substitute
+from ..tir.generic import BINARY_BUILDERS
 from ..tir.stmt import (
     Block,
     BlockRealize,
@@ -37,11 +39,6 @@ from ..tir.stmt import (
 from .reduce import Reduce
 from .tensor import ComputeOp, PlaceholderOp, ProducerLoad, Tensor
 
-_BUILDERS = {
-    E.Add: E.add, E.Sub: E.sub, E.Mul: E.mul, E.FloorDiv: E.floordiv, E.FloorMod: E.floormod,
-    E.Min: E.min_value_of, E.Max: E.max_value_of, E.Div: E.truediv, E.Mod: E.truncmod,
-}  # fmt: skip
-
 
 class _ToTIR(StmtExprMutator):
     """Replace TE axis vars by block vars and tensor reads by buffer loads."""
@@ -56,12 +53,12 @@ class _ToTIR(StmtExprMutator):
         a, b = self.visit_expr(op.a), self.visit_expr(op.b)
         if a is op.a and b is op.b:
             return op
-        build = _BUILDERS.get(type(op))
+        build = BINARY_BUILDERS.get(type(op))
         return build(a, b) if build is not None else op.replace(a=a, b=b)
 
     def visit_CmpOp(self, op):
         a, b = self.visit_expr(op.a), self.visit_expr(op.b)
-        return op if a is op.a and b is op.b else E._compare(type(op), a, b)
+        return op if a is op.a and b is op.b else tir_expr._compare(type(op), a, b)
 
     def visit_Select(self, op):
         c, t, f = (
@@ -71,12 +68,12 @@ class _ToTIR(StmtExprMutator):
         )
         if c is op.condition and t is op.true_value and f is op.false_value:
             return op
-        return E.select(c, t, f)
+        return tir_expr.select(c, t, f)
 
     def visit_ProducerLoad(self, op: ProducerLoad):
         indices = [self.visit_expr(i) for i in op.indices]
         if self.index_dtype is not None:
-            indices = [E.cast(i, self.index_dtype) for i in indices]
+            indices = [tir_expr.cast(i, self.index_dtype) for i in indices]
         return buffer_load(self.buffers[op.producer], indices)
 
     def visit_Reduce(self, op):
@@ -103,30 +100,25 @@ def _ordered_ops(roots: list) -> list:
     return order
 
 
-def _free_vars(exprs) -> list:
-    found: list = []
+class _TEVarCollector(VarCollector):
+    """`VarCollector` that also walks into te's loads and reductions."""
 
-    class _Collect(StmtExprVisitor):
-        def visit_Var(self, op):
-            if not any(v is op for v in found):
-                found.append(op)
+    def visit_ProducerLoad(self, op):
+        for i in op.indices:
+            self.visit_expr(i)
 
-        def visit_ProducerLoad(self, op):
-            for i in op.indices:
-                self.visit_expr(i)
+    def visit_Reduce(self, op):
+        for e in op.source:
+            self.visit_expr(e)
+        self.visit_expr(op.condition)
+        for iv in op.axis:
+            self.visit_expr(iv.dom.min)
+            self.visit_expr(iv.dom.extent)
 
-        def visit_Reduce(self, op):
-            for e in op.source:
-                self.visit_expr(e)
-            self.visit_expr(op.condition)
-            for iv in op.axis:
-                self.visit_expr(iv.dom.min)
-                self.visit_expr(iv.dom.extent)
 
-    collect = _Collect()
-    for e in exprs:
-        collect.visit_expr(e)
-    return found
+def _used_vars(exprs) -> list:
+    """The Vars `exprs` (te expressions included) use, in order of first use."""
+    return _TEVarCollector().collect(exprs)
 
 
 def _retyped_vars(ops: list, args: list, dtype: str | None) -> dict:
@@ -143,9 +135,9 @@ def _retyped_vars(ops: list, args: list, dtype: str | None) -> dict:
     ]
     exprs += [a for a in args if isinstance(a, Var)]
     vmap = {}
-    for v in _free_vars(exprs):
+    for v in _used_vars(exprs):
         if v.dtype != dtype and DataType(v.dtype).is_integer:
-            vmap[v] = type(v)(v.name, dtype) if type(v) in (Var, E.SizeVar) else v
+            vmap[v] = type(v)(v.name, dtype) if type(v) in (Var, tir_expr.SizeVar) else v
     return {k: v for k, v in vmap.items() if v is not k}
 
 
@@ -159,7 +151,7 @@ class _Builder:
         """`e` in the index dtype, with retyped shape variables."""
         if self.index_dtype is None:
             return e
-        return E.cast(substitute(e, self.var_map), self.index_dtype)
+        return tir_expr.cast(substitute(e, self.var_map), self.index_dtype)
 
     def buffer(self, tensor: Tensor) -> Buffer:
         if tensor not in self.buffers:
@@ -192,14 +184,14 @@ class _Builder:
         else:
             body = SeqStmt.flatten(
                 [
-                    BufferStore(b, E.cast(to_tir.visit_expr(e), b.dtype), indices)
+                    BufferStore(b, tir_expr.cast(to_tir.visit_expr(e), b.dtype), indices)
                     for b, e in zip(out_bufs, op.body)
                 ]
             )
         block = Block(tuple(iter_vars), (), (), op.name, body, init, annotations=dict(op.attrs))
         reads, writes = get_block_read_write_region(block)
         block = block.replace(reads=reads, writes=writes)
-        stmt = BlockRealize(tuple(lv for lv, _ in loops), E.const(True), block)
+        stmt = BlockRealize(tuple(lv for lv, _ in loops), tir_expr.const(True), block)
         for loop_var, biv in reversed(loops):
             stmt = For(loop_var, biv.dom.min, biv.dom.extent, ForKind.SERIAL, stmt)
         return stmt
@@ -212,9 +204,10 @@ class _Builder:
         bind = dict(zip(combiner.lhs, lhs))
         bind.update(zip(combiner.rhs, rhs))
         combine = _ToTIR(bind, self.buffers, None)
-        values = [E.cast(combine.visit_expr(r), b.dtype) for r, b in zip(combiner.result, bufs)]
+        values = [tir_expr.cast(combine.visit_expr(r), b.dtype) for r, b in zip(combiner.result, bufs)]
         starts = reduce.init or combiner.identity_element
-        init = SeqStmt.flatten([BufferStore(b, E.cast(v, b.dtype), indices) for b, v in zip(bufs, starts)])
+        init = SeqStmt.flatten([BufferStore(b, tir_expr.cast(v, b.dtype), indices) for b, v in zip(bufs,
+                                                                                                   starts)])
         if len(bufs) == 1:
             body = BufferStore(bufs[0], values[0], indices)
         else:
@@ -277,7 +270,7 @@ def create_prim_func(ops, index_dtype_override: str | None = None) -> PrimFunc:
     stmts = [builder.compute_stmt(op) for op in order if isinstance(op, ComputeOp)]
     intermediates = tuple(b for t, b in builder.buffers.items() if id(t) not in arg_ids)
     root = Block((), (), (), "root", SeqStmt.flatten(stmts), None, intermediates)
-    body = BlockRealize((), E.const(True), root)
+    body = BlockRealize((), tir_expr.const(True), root)
     return PrimFunc(params, body, None, buffer_map, {"global_symbol": "main", "tir.noalias": True})
 
 
@@ -295,13 +288,13 @@ def _check_defined(order: list, args: list) -> None:
     defined = {id(a) for a in args if isinstance(a, Var)}
     for t in args:
         if isinstance(t, Tensor):
-            defined.update(id(v) for v in _free_vars(t.shape))
+            defined.update(id(v) for v in _used_vars(t.shape))
     for op in order:
         if isinstance(op, PlaceholderOp):
             continue
         bound = {id(iv.var) for iv in op.axis + op.reduce_axis}
         exprs = list(op.body) + [d for t in op.outputs for d in t.shape]
-        for v in _free_vars(exprs):
+        for v in _used_vars(exprs):
             if id(v) not in bound and id(v) not in defined:
                 raise TIRError(
                     f"create_prim_func: variable {v.name} used by {op.name} appears in no argument's shape; "

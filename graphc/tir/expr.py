@@ -19,7 +19,7 @@ from typing import Any
 
 from ..errors import TIRError
 from ..ir.dtype import DataType, canonical
-from ..ir.node import Node, node
+from ..ir.node import Node, node, repr_text
 
 
 class PrimExpr(Node):
@@ -118,9 +118,7 @@ class PrimExpr(Node):
         return cast(self, dtype)
 
     def __repr__(self) -> str:
-        from ..script.printer import expr_text
-
-        return expr_text(self)
+        return repr_text(self)
 
 
 class EqualOp:

@@ -437,14 +437,10 @@ def substitute(node, vmap: dict):
 
 
 def _rebuild_binary(op, a, b):
-    """Rebuild a binary op through the folding builders so constants fold after substitution."""
-    from . import expr as E
+    """Rebuild a binary op through its folding builder so constants fold after substitution."""
+    from .generic import BINARY_BUILDERS  # generic builds on this module's visitors
 
-    builders = {
-        E.Add: E.add, E.Sub: E.sub, E.Mul: E.mul, E.FloorDiv: E.floordiv, E.FloorMod: E.floormod,
-        E.Min: E.min_value_of, E.Max: E.max_value_of, E.Div: E.truediv, E.Mod: E.truncmod,
-    }  # fmt: skip
-    build = builders.get(type(op))
+    build = BINARY_BUILDERS.get(type(op))
     if build is None:
         return op.replace(a=a, b=b)
     return build(a, b)

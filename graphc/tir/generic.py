@@ -318,6 +318,12 @@ def max_value_of(a, b) -> PrimExpr:
     return Max(a, b, a.dtype)
 
 
+# node class -> the folding builder that makes it (rebuild a changed node so that constants fold)
+BINARY_BUILDERS = {
+    Add: add, Sub: sub, Mul: mul, FloorDiv: floordiv, FloorMod: floormod,
+    Min: min_value_of, Max: max_value_of, Div: truediv, Mod: truncmod,
+}
+
 _FOLD_CMP = {
     "EQ": lambda x, y: x == y,
     "NE": lambda x, y: x != y,

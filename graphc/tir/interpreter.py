@@ -24,9 +24,10 @@ import operator
 import numpy as np
 
 from ..errors import TIRError
+from ..ir.dispatch import method_table
 from ..ir.dtype import DataType
-from . import expr as E
-from . import stmt as S
+from . import expr as tir_expr
+from . import stmt as tir_stmt
 from .function import PrimFunc
 
 
@@ -70,16 +71,17 @@ def _trunc_mod(a, b):
 
 
 _ARITH = {
-    E.Add: operator.add, E.Sub: operator.sub, E.Mul: operator.mul, E.FloorMod: operator.mod,
-    E.Min: np.minimum, E.Max: np.maximum, E.Mod: _trunc_mod,
+    tir_expr.Add: operator.add, tir_expr.Sub: operator.sub, tir_expr.Mul: operator.mul,
+    tir_expr.FloorMod: operator.mod,
+    tir_expr.Min: np.minimum, tir_expr.Max: np.maximum, tir_expr.Mod: _trunc_mod,
 }  # fmt: skip
 _CMP = {
-    E.EQ: operator.eq,
-    E.NE: operator.ne,
-    E.LT: operator.lt,
-    E.LE: operator.le,
-    E.GT: operator.gt,
-    E.GE: operator.ge,
+    tir_expr.EQ: operator.eq,
+    tir_expr.NE: operator.ne,
+    tir_expr.LT: operator.lt,
+    tir_expr.LE: operator.le,
+    tir_expr.GT: operator.gt,
+    tir_expr.GE: operator.ge,
 }
 
 _UNARY = {
@@ -108,27 +110,21 @@ class Interpreter:
     def __init__(self):
         self.env: dict = {}
         self.storage: dict = {}
-        self._eval_table: dict = {}
-        self._exec_table: dict = {}
+        self._eval_table = method_table(type(self), "eval_")
+        self._exec_table = method_table(type(self), "exec_")
 
     # -- dispatch -------------------------------------------------------------------------
-    def _method(self, table, prefix, node):
-        method = table.get(type(node))
-        if method is None:
-            for base in type(node).__mro__:
-                method = getattr(self, f"{prefix}_{base.__name__}", None)
-                if method is not None:
-                    break
-            if method is None:
-                raise TIRError(f"the TensorIR interpreter cannot run {type(node).__name__}")
-            table[type(node)] = method
-        return method
-
     def eval(self, expr):
-        return self._method(self._eval_table, "eval", expr)(expr)
+        method = self._eval_table[type(expr)]
+        if method is None:
+            raise TIRError(f"the TensorIR interpreter cannot run {type(expr).__name__}")
+        return method(self, expr)
 
     def exec(self, stmt) -> None:
-        self._method(self._exec_table, "exec", stmt)(stmt)
+        method = self._exec_table[type(stmt)]
+        if method is None:
+            raise TIRError(f"the TensorIR interpreter cannot run {type(stmt).__name__}")
+        method(self, stmt)
 
     # -- expressions ----------------------------------------------------------------------
     def eval_IntImm(self, op):
@@ -153,9 +149,9 @@ class Interpreter:
         a, b = self.eval(op.a), self.eval(op.b)
         kind = type(op)
         is_float = DataType(op.dtype).is_float
-        if kind is E.Div:
+        if kind is tir_expr.Div:
             result = np.true_divide(a, b) if is_float else _trunc_div(a, b)
-        elif kind is E.FloorDiv:
+        elif kind is tir_expr.FloorDiv:
             result = np.floor(np.true_divide(a, b)) if is_float else a // b
         else:
             result = _ARITH[kind](a, b)
@@ -343,7 +339,7 @@ class Interpreter:
             at_min = all(
                 value == (self.eval(iv.dom.min) if iv.dom is not None else 0)
                 for iv, value in zip(block.iter_vars, values)
-                if iv.iter_type == S.IterType.COMM_REDUCE
+                if iv.iter_type == tir_stmt.IterType.COMM_REDUCE
             )
             if at_min:
                 self.exec(block.init)
@@ -357,7 +353,7 @@ class Interpreter:
         """A match_buffer views its source: same storage, offset and strides bound from the region."""
         buffer, source = match.buffer, match.source
         mins = [self.eval(r.min) for r in source.region]
-        _, base = self._offsets(source.buffer, [E.const(int(m), "int64") for m in mins])
+        _, base = self._offsets(source.buffer, [tir_expr.const(int(m), "int64") for m in mins])
         self.storage[buffer.data] = self._data(source.buffer)
         src_shape = [int(self.eval(d)) for d in source.buffer.shape]
         if source.buffer.strides:
@@ -366,12 +362,12 @@ class Interpreter:
             src_strides = [int(np.prod(src_shape[d + 1 :], dtype=np.int64)) for d in range(len(src_shape))]
         extents = [self.eval(r.extent) for r in source.region][len(source.region) - buffer.ndim :]
         for dim, extent in zip(buffer.shape, extents):
-            if isinstance(dim, E.Var):
+            if isinstance(dim, tir_expr.Var):
                 self.env[dim] = int(extent)
         for stride, value in zip(buffer.strides, src_strides[len(src_strides) - buffer.ndim :]):
-            if isinstance(stride, E.Var):
+            if isinstance(stride, tir_expr.Var):
                 self.env[stride] = value
-        if isinstance(buffer.elem_offset, E.Var):
+        if isinstance(buffer.elem_offset, tir_expr.Var):
             self.env[buffer.elem_offset] = int(base)
         elif not buffer.strides and buffer.elem_offset is None and int(base) != 0:
             raise TIRError(
@@ -380,11 +376,11 @@ class Interpreter:
 
 
 def _bind_dim(env: dict, dim, actual: int, what: str) -> None:
-    if isinstance(dim, E.Var):
+    if isinstance(dim, tir_expr.Var):
         if dim in env and env[dim] != actual:
             raise ValueError(f"{what}: expected {dim.name} = {env[dim]} (bound earlier), got {actual}")
         env[dim] = actual
-    elif isinstance(dim, E.IntImm):
+    elif isinstance(dim, tir_expr.IntImm):
         if dim.value != actual:
             raise ValueError(f"{what}: expected {dim.value}, got {actual}")
 
@@ -430,7 +426,7 @@ def run_primfunc(func: PrimFunc, *args, **scalars) -> None:
         compact = [int(np.prod(value.shape[d + 1 :], dtype=np.int64)) for d in range(value.ndim)]
         for d, (stride, actual) in enumerate(zip(buffer.strides, compact)):
             _bind_dim(env, stride, actual, f"parameter {param.name!r} ({buffer.name}) stride {d}")
-        if isinstance(buffer.elem_offset, E.Var):
+        if isinstance(buffer.elem_offset, tir_expr.Var):
             env[buffer.elem_offset] = 0
         interp.storage[buffer.data] = value.reshape(-1)
     interp.exec(func.body)

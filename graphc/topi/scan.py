@@ -22,11 +22,11 @@ from collections.abc import Callable
 
 from .. import te
 from ..tir import expr as _e
+from ..tir.analysis.var_use import used_vars
 from ..tir.arith import Analyzer
 from ..tir.buffer import Buffer, decl_buffer
 from ..tir.expr import PrimExpr, Var
 from ..tir.function import PrimFunc
-from ..tir.functor import StmtExprVisitor
 from ..tir.stmt import Block, BlockRealize, BufferRegion, BufferStore, For, ForKind, IfThenElse, SeqStmt
 
 __all__ = ["cumprod", "cumsum", "extern_func", "loop_nest"]
@@ -46,22 +46,6 @@ def loop_nest(extents, body: Callable, names: str = "ijklmnopqrstuvw") -> object
     for v, extent in reversed(list(zip(loop_vars, extents))):
         stmt = For(v, _e.const(0, "int64"), i64(extent), ForKind.SERIAL, stmt)
     return stmt
-
-
-class _Vars(StmtExprVisitor):
-    def __init__(self):
-        self.found: list = []
-
-    def visit_Var(self, op):
-        if not any(v is op for v in self.found):
-            self.found.append(op)
-
-
-def _free_vars(exprs) -> list:
-    collect = _Vars()
-    for e in exprs:
-        collect.visit_expr(e)
-    return collect.found
 
 
 def extern_func(name: str, inputs: list, outputs: list, body: Callable, scratch: tuple = ()) -> PrimFunc:
@@ -87,7 +71,7 @@ def extern_func(name: str, inputs: list, outputs: list, body: Callable, scratch:
     bufs = in_bufs + out_bufs
     bound = {id(d) for b in bufs for d in b.shape if isinstance(d, Var)}
     shapes = [d for b in [*bufs, *scratch] for d in b.shape]
-    scalars = [v for v in _free_vars(shapes) if id(v) not in bound]
+    scalars = [v for v in used_vars(*shapes) if id(v) not in bound]
     handles = [Var(f"var_{b.name}", "handle") for b in bufs]
     params = handles + scalars  # inputs, outputs, then sizes: call_te's (TVM's) order
     return PrimFunc(

@@ -13,15 +13,17 @@ runs with `graphc.runtime` and `graphc.vm` alone.
 ('VirtualMachine', 'Executable')
 """
 
-from .builtins import MakeShapeCode, MatchShapeCode, get_builtin, list_builtins, register_builtin
+from .builtins import get_builtin, list_builtins, register_builtin
 from .bytecode import VOID, Arg, Call, FuncEntry, Goto, If, Ret
 from .executable import FORMAT_VERSION, Executable, ExecutableFormatError
+from .outputs import NamedOutputs
 from .profiler import ProfileReport, ProfileRow
+from .shape_codes import MakeShapeCode, MatchShapeCode
 from .values import DataType, ShapeTuple, Storage, VMError
 from .vm import VirtualMachine
 
 __all__ = [
     "FORMAT_VERSION", "VOID", "Arg", "Call", "DataType", "Executable", "ExecutableFormatError", "FuncEntry",
-    "Goto", "If", "MakeShapeCode", "MatchShapeCode", "ProfileReport", "ProfileRow", "Ret", "ShapeTuple",
-    "Storage", "VMError", "VirtualMachine", "get_builtin", "list_builtins", "register_builtin",
+    "Goto", "If", "MakeShapeCode", "MatchShapeCode", "NamedOutputs", "ProfileReport", "ProfileRow", "Ret",
+    "ShapeTuple", "Storage", "VMError", "VirtualMachine", "get_builtin", "list_builtins", "register_builtin",
 ]

@@ -3,7 +3,7 @@
 Builtins are plain Python functions looked up by name when an executable is loaded. Those
 whose first argument is the VM context (`%vm` in the bytecode) get the running `Frame`.
 The shape builtins follow TVM's conventions: `match_shape` and `make_shape` read their
-work list as (code, value) pairs, with the codes below.
+work list as (code, value) pairs, with the codes of `shape_codes`.
 
 >>> heap = np.zeros(2, "int64")
 >>> import graphc.runtime as rt
@@ -15,30 +15,13 @@ ShapeTuple(3, 8)
 
 from __future__ import annotations
 
-import enum
 import re
 
 import numpy as np
 
 from ..runtime.tensor import Tensor
+from .shape_codes import MakeShapeCode, MatchShapeCode
 from .values import DataType, ShapeTuple, Storage, VMError, reshape_view
-
-
-class MatchShapeCode(enum.IntEnum):
-    """What `match_shape` does with one dimension."""
-
-    NO_OP = 0
-    ASSERT_EQUAL_TO_IMM = 1
-    STORE_TO_HEAP = 2
-    ASSERT_EQUAL_TO_LOAD = 3
-
-
-class MakeShapeCode(enum.IntEnum):
-    """Where `make_shape` takes one dimension from."""
-
-    USE_IMM = 0
-    LOAD_SHAPE = 1
-
 
 _BUILTINS: dict[str, object] = {}
 
@@ -158,6 +141,16 @@ def check_prim_value_info(value, dtype, err_ctx) -> None:
         _fail(err_ctx, f"expected a {dtype or 'scalar'} value", value)
 
 
+def check_dim_range(value, axis, lower, upper, err_ctx) -> None:
+    """`check_dim_range(x, axis, lower, upper, err_ctx)`: dimension `axis` of `x` lies in the
+    declared range `[lower, upper]` of the symbolic size it defines."""
+    got = (value.shape if isinstance(value, Tensor) else value)[axis]
+    if not lower <= got <= upper:
+        where = str(err_ctx) or f"dimension {axis}"
+        raise ValueError(f"{where} is {got}, outside its declared range [{lower}, {upper}]: the model was "
+                         "compiled for that range (declare a wider one, e.g. torch.export.Dim(..., max=...))")
+
+
 def check_func_info(value, err_ctx) -> None:
     if not callable(value):
         _fail(err_ctx, "expected a function", value)
@@ -179,12 +172,12 @@ def match_shape(value, heap, ndim, *args) -> None:
     for axis in range(ndim):
         code, v = args[2 * axis], args[2 * axis + 1]
         got = shape[axis]
-        if code == 2:
+        if code == MatchShapeCode.STORE_TO_HEAP:
             heap[v] = got
-        elif code == 1:
+        elif code == MatchShapeCode.ASSERT_EQUAL_TO_IMM:
             if got != v:
                 _fail(err_ctx, f"dimension {axis} must be {v}, got {got}", value)
-        elif code == 3:
+        elif code == MatchShapeCode.ASSERT_EQUAL_TO_LOAD:
             want = int(heap[v])
             if got != want:
                 names = _dim_names(_where(err_ctx)[1])
@@ -194,26 +187,28 @@ def match_shape(value, heap, ndim, *args) -> None:
 
 
 def make_shape(heap, ndim, *args) -> ShapeTuple:
-    """A shape whose dimensions are immediates (code 0) or heap slots (code 1)."""
+    """A shape whose dimensions are immediates (`USE_IMM`) or heap slots (`LOAD_SHAPE`)."""
     heap = _heap(heap)
-    return ShapeTuple(int(heap[args[2 * i + 1]]) if args[2 * i] == 1 else args[2 * i + 1]
-                      for i in range(ndim))
+    return ShapeTuple(
+        int(heap[args[2 * i + 1]]) if args[2 * i] == MakeShapeCode.LOAD_SHAPE else args[2 * i + 1]
+        for i in range(ndim)
+    )
 
 
 def match_prim_value(value, heap, code, reg, err_ctx) -> None:
     heap = _heap(heap)
     value = int(value)
-    if code == 2:
+    if code == MatchShapeCode.STORE_TO_HEAP:
         heap[reg] = value
-    elif code == 1 and value != reg:
+    elif code == MatchShapeCode.ASSERT_EQUAL_TO_IMM and value != reg:
         _fail(err_ctx, f"expected the value {reg}", value)
-    elif code == 3 and value != int(heap[reg]):
+    elif code == MatchShapeCode.ASSERT_EQUAL_TO_LOAD and value != int(heap[reg]):
         _fail(err_ctx, f"expected the value {int(heap[reg])} (bound earlier)", value)
 
 
 def make_prim_value(heap, code, reg) -> int:
     heap = _heap(heap)
-    return int(heap[reg]) if code == 1 else reg
+    return int(heap[reg]) if code == MakeShapeCode.LOAD_SHAPE else reg
 
 
 # --- memory ----------------------------------------------------------------------------------
@@ -291,7 +286,8 @@ def to_device(ctx, tensor: Tensor, device_type, device_id=0) -> Tensor:
 for _name, _fn in {
     "check_tensor_info": check_tensor_info, "check_shape_info": check_shape_info,
     "check_tuple_info": check_tuple_info, "check_prim_value_info": check_prim_value_info,
-    "check_func_info": check_func_info, "match_shape": match_shape, "make_shape": make_shape,
+    "check_func_info": check_func_info, "check_dim_range": check_dim_range,
+    "match_shape": match_shape, "make_shape": make_shape,
     "match_prim_value": match_prim_value, "make_prim_value": make_prim_value,
     "alloc_storage": alloc_storage, "alloc_tensor": alloc_tensor, "alloc_shape_heap": alloc_shape_heap,
     "null_value": null_value, "reshape": reshape, "shape_of": shape_of, "tensor_to_shape": tensor_to_shape,

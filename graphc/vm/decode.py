@@ -3,9 +3,11 @@
 Each basic block of a VM function becomes one Python function `block(regs) -> next block`
 whose statements are the block's instructions with everything resolvable at load time
 already resolved: builtins and kernels bound, constants bound, kernel argument layouts
-packed by a precompiled `struct.Struct`, register indices as literals. The source of those
-functions is generated here from validated integers only (no text from the executable file
-is ever interpolated), so decoding runs no code from the file.
+packed by a precompiled `struct.Struct`, register indices as literals; calls to the common
+builtins become inline code by the rules of `BUILTIN_RULES`. The source of those functions
+is generated here from validated integers only (no text from the executable file is ever
+interpolated), so decoding runs no code from the file. The decoder sees the VM only through
+`DecoderHost`.
 
 A frame's register list `regs` has the function's registers, then five fixed slots:
 the return value, the context (the `Frame`), the kernel slot buffer and its address, and
@@ -17,10 +19,14 @@ from __future__ import annotations
 
 import struct
 import time
+from collections.abc import Callable
+from typing import Protocol
 
 from ..runtime.tensor import Tensor
-from .builtins import get_builtin, read_if_cond
+from .builtins import read_if_cond
 from .bytecode import VOID, Call, Goto, If, Ret
+from .executable import Executable
+from .shape_codes import MakeShapeCode, MatchShapeCode
 from .values import ShapeTuple, Storage, VMError
 
 # Builtins that only read their arguments and never keep them: a tensor passed to them does
@@ -31,6 +37,33 @@ _READERS = {
 }
 _HEAP_USERS = {"vm.builtin.match_shape", "vm.builtin.make_shape", "vm.builtin.match_prim_value",
                "vm.builtin.make_prim_value"}
+
+
+class DecoderHost(Protocol):
+    """What the decoder needs from the VM it decodes for; `VirtualMachine` provides it.
+
+    Everything here is resolved once, at load time: the generated code holds the results.
+    """
+
+    executable: Executable
+    callers: list
+    """The entry point of each VM function, by function index. Generated code looks a callee
+    up in this list when it runs, so the VM may fill it in after decoding its functions."""
+
+    def constant(self, index: int):
+        """Constant `index` of the executable, placed on the VM's device."""
+
+    def kernel(self, findex: int):
+        """The loaded kernel of function `findex` (its `params`, `address`, `raise_error`, ...)."""
+
+    def builtin(self, name: str) -> Callable:
+        """The builtin `name`; a VMError naming it when there is none."""
+
+    def function_value(self, findex: int) -> Callable:
+        """Function `findex` (a VM function, a kernel or a builtin) as a callable value."""
+
+    def reserve_kernel_slots(self, nbytes: int) -> None:
+        """Make every frame's kernel argument buffer at least `nbytes` long."""
 
 
 class FrameLayout:
@@ -122,21 +155,19 @@ def reusable_registers(entry, names: list[str], kinds: list[str]) -> tuple[set, 
 class Decoder:
     """Turns one VM function into its block functions (see the module docstring)."""
 
-    def __init__(self, vm, findex: int, profile=None):
+    def __init__(self, vm: DecoderHost, findex: int, profile=None):
         self.vm = vm
         exe = vm.executable
-        self.exe = exe
         self.entry = exe.functions[findex]
         self.names = [f.name for f in exe.functions]
         self.kinds = [f.kind for f in exe.functions]
         self.layout = FrameLayout(self.entry.num_registers)
-        self.profile = profile  # None, or a callable record(name, seconds)
+        self.profile = profile  # None, or a callable record(name, seconds, is_kernel)
         self.ns: dict = {"Storage": Storage, "VMError": VMError, "cond": read_if_cond, "Tensor": Tensor}
         self.cache_slots = 0
         self.unchecked = set(self.entry.attrs.get("unchecked_calls", []))
         self.reused_storage, self.reused_tensors, self.reused_heaps = reusable_registers(
             self.entry, self.names, self.kinds)
-        self.reused_storage_ok = set()
 
     # -- helpers ------------------------------------------------------------------------------
     def bind(self, prefix: str, value) -> str:
@@ -157,8 +188,8 @@ class Decoder:
         if a.kind == "ctx":
             return f"regs[{L.CTX}]"
         if a.kind == "const":
-            return self.bind("c", self.vm._constants[a.value])
-        return self.bind("f", self.vm._callable(a.value))
+            return self.bind("c", self.vm.constant(a.value))
+        return self.bind("f", self.vm.function_value(a.value))
 
     # -- instructions -------------------------------------------------------------------------
     def call(self, pc: int, instr: Call) -> list[str]:
@@ -167,7 +198,7 @@ class Decoder:
         if kind == "kernel":
             lines = self.kernel_call(pc, instr)
         elif kind == "vm":
-            fn = self.bind("call", self.vm._callers)
+            fn = self.bind("call", self.vm.callers)
             args = ", ".join(self.arg(a) for a in instr.args)
             lines = [f"{dst}{fn}[{int(instr.func)}]({args})"]
         else:
@@ -178,101 +209,23 @@ class Decoder:
         return lines
 
     def builtin_call(self, pc: int, instr: Call, name: str, dst: str) -> list[str]:
-        args = instr.args
-        L = self.layout
-        if name == "vm.builtin.null_value":
-            return [f"{dst}None"] if dst else []
-        if name == "vm.builtin.copy" and len(args) == 1:
-            return [f"{dst}{self.arg(args[0])}"] if dst else []
-        if name == "vm.builtin.make_tuple":
-            return [f"{dst}({''.join(self.arg(a) + ', ' for a in args)})"]
-        if name == "vm.builtin.tuple_getitem" and len(args) == 2 and args[1].kind == "imm":
-            return [f"{dst}{self.arg(args[0])}[{int(args[1].value)}]"]
-        if name == "vm.builtin.call_tir_dyn" and args and args[0].kind == "func" \
-                and self.kinds[args[0].value] == "kernel":
-            return self.kernel_call(pc, instr, args[0].value, args[1:], unpack_last=True)
-        if name == "vm.builtin.alloc_storage" and instr.dst in self.reused_storage:
-            return self.reused_alloc_storage(instr)
-        if name == "vm.builtin.alloc_tensor" and instr.dst in self.reused_tensors \
-                and all(a.kind in ("const", "imm") for a in args[1:]):
-            slot = self.new_cache_slot()
-            storage = self.arg(args[0])
-            rest = ", ".join(self.arg(a) for a in args[1:])
-            return [f"s = {storage}", f"t = s.views.get({slot})",
-                    f"if t is None: t = s.views[{slot}] = s.view({rest})", f"{dst}t"]
-        if name == "vm.builtin.alloc_shape_heap" and instr.dst in self.reused_heaps:
-            slot = self.new_cache_slot()
-            fn = self.bind("b", get_builtin(name))
-            rest = ", ".join(self.arg(a) for a in args)
-            return [f"h = regs[{L.CACHE}][{slot}]",
-                    f"if h is None: h = regs[{L.CACHE}][{slot}] = {fn}({rest})", f"{dst}h"]
-        kinds = [a.kind for a in args]
-        if name == "vm.builtin.make_shape" and dst and kinds[:2] == ["reg", "imm"] \
-                and all(k == "imm" for k in kinds[2:]) and len(args) == 2 + 2 * int(args[1].value):
-            dims = []
-            for i in range(int(args[1].value)):
-                code, value = int(args[2 + 2 * i].value), int(args[3 + 2 * i].value)
-                dims.append(repr(value) if code == 0 else f"int(H[{value}])")
-            shape = self.bind("Shape", ShapeTuple)
-            return [f"H = {self.arg(args[0])}._array", f"{dst}{shape}(({''.join(d + ', ' for d in dims)}))"]
-        fn = get_builtin(name)
-        if fn is None:
-            fn = self.vm._extern(name)
-        fname = self.bind("b", fn)
-        call = f"{fname}({', '.join(self.arg(a) for a in args)})"
-        if not dst:
-            inline = self.inline_check(name, args, call)
-            if inline is not None:
-                return inline
-        return [f"{dst}{call}"]
+        """A builtin call: its rule in `BUILTIN_RULES` where one applies, else a plain call."""
+        rule = BUILTIN_RULES.get(name)
+        if rule is not None:
+            lines = rule(self, pc, instr, dst)
+            if lines is not None:
+                return lines
+        return [f"{dst}{self.plain_call(name, instr.args)}"]
 
-    def inline_check(self, name: str, args, call: str) -> list[str] | None:
-        """The common, passing case of an input check as inline code; the builtin reports failures."""
-        kinds = [a.kind for a in args]
-        if name == "vm.builtin.check_tensor_info" and kinds == ["reg", "imm", "const", "const"]:
-            dtype = self.vm._constants[args[2].value]
-            if not isinstance(dtype, str) or dtype == "void":
-                return None
-            ndim, dt = int(args[1].value), self.bind("dt", str(dtype))
-            test = f"v.__class__ is not Tensor or v.dtype != {dt}"
-            if ndim >= 0:
-                test += f" or v.ndim != {ndim}"
-            return [f"v = {self.arg(args[0])}", f"if {test}: {call}"]
-        if name == "vm.builtin.match_shape" and len(args) >= 4 and kinds[:3] == ["reg", "reg", "imm"] \
-                and all(k == "imm" for k in kinds[3:-1]) and len(args) == 4 + 2 * int(args[2].value):
-            ndim = int(args[2].value)
-            lines = [f"v = {self.arg(args[0])}", f"if v.__class__ is not Tensor or v.ndim != {ndim}: {call}",
-                     "else:", "    sh = v.shape", f"    H = {self.arg(args[1])}._array"]
-            for axis in range(ndim):
-                code, value = int(args[3 + 2 * axis].value), int(args[4 + 2 * axis].value)
-                if code == 1:
-                    lines.append(f"    if sh[{axis}] != {value}: {call}")
-                elif code == 2:
-                    lines.append(f"    H[{value}] = sh[{axis}]")
-                elif code == 3:
-                    lines.append(f"    if sh[{axis}] != H[{value}]: {call}")
-                elif code != 0:
-                    return None
-            return lines
-        return None
-
-    def reused_alloc_storage(self, instr: Call) -> list[str]:
-        L = self.layout
-        slot = self.new_cache_slot()
-        args = list(instr.args)
-        if args and args[0].kind == "ctx":
-            args = args[1:]
-        size, dev = self.arg(args[0]), self.arg(args[1]) if len(args) > 1 else "0"
-        return [f"s = regs[{L.CACHE}][{slot}]", f"n = {size}[0]",
-                f"if s is None or s.nbytes < n: s = regs[{L.CACHE}][{slot}] = "
-                f"Storage.allocate(n, regs[{L.CTX}].device({dev}), True)",
-                f"regs[{int(instr.dst)}] = s"]
+    def plain_call(self, name: str, args) -> str:
+        """The text of a call to builtin `name` on `args`, the builtin bound at load time."""
+        return f"{self.bind('b', self.vm.builtin(name))}({', '.join(self.arg(a) for a in args)})"
 
     def kernel_call(self, pc: int, instr: Call, func: int | None = None, args=None,
                     unpack_last: bool = False) -> list[str]:
         """A kernel call; with `unpack_last` (call_tir_dyn) the last argument is a shape whose
         values are the trailing scalar arguments."""
-        kernel = self.vm._kernel(instr.func if func is None else func)
+        kernel = self.vm.kernel(instr.func if func is None else func)
         dst = "" if instr.dst == VOID else f"regs[{int(instr.dst)}] = "
         params = kernel.params
         args = list(instr.args if args is None else args)
@@ -293,7 +246,7 @@ class Decoder:
         for p, a, text in zip(params, args + [None] * len(params), expanded):
             if p["kind"] == "buffer":
                 fmt += "q"
-                const = self.vm._constants[a.value] if a is not None and a.kind == "const" else None
+                const = self.vm.constant(a.value) if a is not None and a.kind == "const" else None
                 values.append(repr(int(const.data_ptr)) if isinstance(const, Tensor) else f"{text}.data_ptr")
             elif p["dtype"].startswith(("float", "bfloat")):
                 fmt += "d"
@@ -310,7 +263,7 @@ class Decoder:
         pack = self.bind("pack", struct.Struct(fmt).pack_into)
         fn = self.bind("fn", kernel._fn)
         L = self.layout
-        self.vm._note_slots(struct.calcsize(fmt))
+        self.vm.reserve_kernel_slots(struct.calcsize(fmt))
         return [f"{pack}(regs[{L.BUF}], 0, {', '.join(values)})",
                 f"rc = {fn}(regs[{L.ADDR}])",
                 f"if rc: {fail}(rc)", *([f"{dst}None"] if dst else [])]
@@ -363,4 +316,146 @@ class Decoder:
         return [namespace[f"block{i}"] for i in range(len(starts))], self.cache_slots
 
 
-__all__ = ["Decoder", "FrameLayout", "reusable_registers"]
+# -- builtin rules ----------------------------------------------------------------------------
+# How the decoder specialises a call to a builtin, by builtin name. A rule takes the decoder,
+# the instruction's index, the instruction and its destination text ("regs[i] = " or "") and
+# returns the lines of Python to run instead of the call, or None when it does not apply (then
+# the builtin is called as it is).
+
+Rule = Callable[[Decoder, int, Call, str], list[str] | None]
+
+
+def _null_value(dec: Decoder, pc: int, instr: Call, dst: str) -> list[str]:
+    return [f"{dst}None"] if dst else []
+
+
+def _copy(dec: Decoder, pc: int, instr: Call, dst: str) -> list[str] | None:
+    if len(instr.args) != 1:
+        return None
+    return [f"{dst}{dec.arg(instr.args[0])}"] if dst else []
+
+
+def _make_tuple(dec: Decoder, pc: int, instr: Call, dst: str) -> list[str]:
+    return [f"{dst}({''.join(dec.arg(a) + ', ' for a in instr.args)})"]
+
+
+def _tuple_getitem(dec: Decoder, pc: int, instr: Call, dst: str) -> list[str] | None:
+    args = instr.args
+    if len(args) != 2 or args[1].kind != "imm":
+        return None
+    return [f"{dst}{dec.arg(args[0])}[{int(args[1].value)}]"]
+
+
+def _call_tir_dyn(dec: Decoder, pc: int, instr: Call, dst: str) -> list[str] | None:
+    args = instr.args
+    if not args or args[0].kind != "func" or dec.kinds[args[0].value] != "kernel":
+        return None
+    return dec.kernel_call(pc, instr, args[0].value, args[1:], unpack_last=True)
+
+
+def _alloc_storage(dec: Decoder, pc: int, instr: Call, dst: str) -> list[str] | None:
+    if instr.dst not in dec.reused_storage:
+        return None
+    cache, ctx, slot = dec.layout.CACHE, dec.layout.CTX, dec.new_cache_slot()
+    args = list(instr.args)
+    if args and args[0].kind == "ctx":
+        args = args[1:]
+    size, dev = dec.arg(args[0]), dec.arg(args[1]) if len(args) > 1 else "0"
+    return [f"s = regs[{cache}][{slot}]", f"n = {size}[0]",
+            f"if s is None or s.nbytes < n: s = regs[{cache}][{slot}] = "
+            f"Storage.allocate(n, regs[{ctx}].device({dev}), True)",
+            f"{dst}s"]
+
+
+def _alloc_tensor(dec: Decoder, pc: int, instr: Call, dst: str) -> list[str] | None:
+    args = instr.args
+    if instr.dst not in dec.reused_tensors or not all(a.kind in ("const", "imm") for a in args[1:]):
+        return None
+    slot = dec.new_cache_slot()
+    storage = dec.arg(args[0])
+    rest = ", ".join(dec.arg(a) for a in args[1:])
+    return [f"s = {storage}", f"t = s.views.get({slot})",
+            f"if t is None: t = s.views[{slot}] = s.view({rest})", f"{dst}t"]
+
+
+def _alloc_shape_heap(dec: Decoder, pc: int, instr: Call, dst: str) -> list[str] | None:
+    if instr.dst not in dec.reused_heaps:
+        return None
+    cache, slot = dec.layout.CACHE, dec.new_cache_slot()
+    call = dec.plain_call("vm.builtin.alloc_shape_heap", instr.args)
+    return [f"h = regs[{cache}][{slot}]", f"if h is None: h = regs[{cache}][{slot}] = {call}", f"{dst}h"]
+
+
+def _make_shape(dec: Decoder, pc: int, instr: Call, dst: str) -> list[str] | None:
+    args = instr.args
+    kinds = [a.kind for a in args]
+    if not dst or kinds[:2] != ["reg", "imm"] or any(k != "imm" for k in kinds[2:]) \
+            or len(args) != 2 + 2 * int(args[1].value):
+        return None
+    dims = []
+    for i in range(int(args[1].value)):
+        code, value = int(args[2 + 2 * i].value), int(args[3 + 2 * i].value)
+        dims.append(repr(value) if code == MakeShapeCode.USE_IMM else f"int(H[{value}])")
+    shape = dec.bind("Shape", ShapeTuple)
+    return [f"H = {dec.arg(args[0])}._array", f"{dst}{shape}(({''.join(d + ', ' for d in dims)}))"]
+
+
+# The input checks: the common, passing case as inline code; the builtin reports failures.
+
+
+def _check_tensor_info(dec: Decoder, pc: int, instr: Call, dst: str) -> list[str] | None:
+    args = instr.args
+    if dst or [a.kind for a in args] != ["reg", "imm", "const", "const"]:
+        return None
+    dtype = dec.vm.constant(args[2].value)
+    if not isinstance(dtype, str) or dtype == "void":
+        return None
+    call = dec.plain_call("vm.builtin.check_tensor_info", args)
+    ndim, dt = int(args[1].value), dec.bind("dt", str(dtype))
+    test = f"v.__class__ is not Tensor or v.dtype != {dt}"
+    if ndim >= 0:
+        test += f" or v.ndim != {ndim}"
+    return [f"v = {dec.arg(args[0])}", f"if {test}: {call}"]
+
+
+def _match_shape(dec: Decoder, pc: int, instr: Call, dst: str) -> list[str] | None:
+    args = instr.args
+    kinds = [a.kind for a in args]
+    if dst or len(args) < 4 or kinds[:3] != ["reg", "reg", "imm"] or any(k != "imm" for k in kinds[3:-1]) \
+            or len(args) != 4 + 2 * int(args[2].value):
+        return None
+    ndim = int(args[2].value)
+    pairs = [(int(args[3 + 2 * axis].value), int(args[4 + 2 * axis].value)) for axis in range(ndim)]
+    if any(code not in _MATCH_CODES for code, _ in pairs):
+        return None
+    call = dec.plain_call("vm.builtin.match_shape", args)
+    lines = [f"v = {dec.arg(args[0])}", f"if v.__class__ is not Tensor or v.ndim != {ndim}: {call}",
+             "else:", "    sh = v.shape", f"    H = {dec.arg(args[1])}._array"]
+    for axis, (code, value) in enumerate(pairs):
+        if code == MatchShapeCode.ASSERT_EQUAL_TO_IMM:
+            lines.append(f"    if sh[{axis}] != {value}: {call}")
+        elif code == MatchShapeCode.STORE_TO_HEAP:
+            lines.append(f"    H[{value}] = sh[{axis}]")
+        elif code == MatchShapeCode.ASSERT_EQUAL_TO_LOAD:
+            lines.append(f"    if sh[{axis}] != H[{value}]: {call}")
+    return lines
+
+
+_MATCH_CODES = frozenset(int(code) for code in MatchShapeCode)
+
+BUILTIN_RULES: dict[str, Rule] = {
+    "vm.builtin.null_value": _null_value,
+    "vm.builtin.copy": _copy,
+    "vm.builtin.make_tuple": _make_tuple,
+    "vm.builtin.tuple_getitem": _tuple_getitem,
+    "vm.builtin.call_tir_dyn": _call_tir_dyn,
+    "vm.builtin.alloc_storage": _alloc_storage,
+    "vm.builtin.alloc_tensor": _alloc_tensor,
+    "vm.builtin.alloc_shape_heap": _alloc_shape_heap,
+    "vm.builtin.make_shape": _make_shape,
+    "vm.builtin.check_tensor_info": _check_tensor_info,
+    "vm.builtin.match_shape": _match_shape,
+}
+
+
+__all__ = ["BUILTIN_RULES", "Decoder", "DecoderHost", "FrameLayout", "reusable_registers"]

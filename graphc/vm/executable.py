@@ -22,8 +22,11 @@ import numpy as np
 
 from ..errors import GraphcError
 from ..runtime.device import Device, cpu
+from ..runtime.module import register_loader
 from ..runtime.tensor import Tensor, tensor
 from .bytecode import VOID, Arg, Call, FuncEntry, Goto, If, Ret, format_code
+from .outputs import ATTR as OUTPUT_STRUCTURE
+from .outputs import validate as validate_structure
 from .values import DataType, ShapeTuple
 
 MAGIC = b"GRAPHCVM"
@@ -52,7 +55,22 @@ class Executable:
         self.modules = dict(modules or {})
         self.virtual_devices = list(virtual_devices or [cpu(0)])
         self.func_index = {f.name: i for i, f in enumerate(self.functions) if f.kind == "vm"}
+        self._vm = None  # the VirtualMachine `exe(...)` runs on, made on first call
         self.validate()
+
+    def __call__(self, *inputs):
+        """Run "main" on `inputs`, as `torch.compile`'s result is called: `graphc.compile(model)(x)`.
+
+        The first call makes a `VirtualMachine` on the device the executable was compiled for
+        (use `relax.VirtualMachine(exe, device)` directly for another device, for profiling
+        or for the other functions); the result is `vm["main"](*inputs)`'s.
+        """
+        vm = self._vm
+        if vm is None:
+            from .vm import VirtualMachine  # the VM module builds on this one
+
+            vm = self._vm = VirtualMachine(self, self.virtual_devices[0])
+        return vm["main"](*inputs)
 
     # -- inspection ---------------------------------------------------------------------------
     @property
@@ -158,6 +176,11 @@ class Executable:
                         _bad(f"{f.name}, instruction {pc}: jump to {pc + offset} outside the function")
             if not isinstance(f.code[-1], Ret | Goto):
                 _bad(f"function {f.name!r} does not end with ret or goto")
+            if OUTPUT_STRUCTURE in f.attrs:
+                try:
+                    validate_structure(f.attrs[OUTPUT_STRUCTURE], f"function {f.name!r}")
+                except ValueError as err:
+                    _bad(str(err))
 
     # -- serialisation -----------------------------------------------------------------------
     def to_bytes(self) -> bytes:
@@ -300,5 +323,7 @@ def _decode_const(data: dict, blobs: list):
         return None
     _bad(f"unknown constant kind {kind!r}")
 
+
+register_loader(MAGIC, lambda data, where: Executable.from_bytes(data, where=where))
 
 __all__ = ["FORMAT_VERSION", "Executable", "ExecutableFormatError"]

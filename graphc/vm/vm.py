@@ -23,6 +23,8 @@ from ..runtime.tensor import Tensor, tensor
 from .builtins import get_builtin
 from .decode import Decoder, FrameLayout
 from .executable import Executable
+from .outputs import ATTR as _STRUCTURE
+from .outputs import reader as _reader
 from .profiler import ProfileReport, Recorder
 from .values import VMError
 
@@ -93,7 +95,7 @@ class _Function:
         return invoke
 
     def new_frame(self) -> Frame:
-        return Frame(self.vm, self.layout, self.cache_slots, self.vm._max_slots)
+        return Frame(self.vm, self.layout, self.cache_slots, self.vm._kernel_slots)
 
 
 def _TORCH_BF16():  # noqa: N802 - a constant looked up lazily (torch is optional)
@@ -106,7 +108,9 @@ class VirtualMachine:
     """Runs the functions of `exe` on `device` (a Device, a device name, or a list of them).
 
     `vm["main"](*inputs)` takes graphc tensors, numpy arrays and torch tensors (through
-    DLPack, zero-copy when possible) and returns graphc tensors (tuples as Python tuples).
+    DLPack, zero-copy when possible) and returns graphc tensors (tuples as Python tuples),
+    shaped like the model's own result where the importer recorded it (one tensor, a
+    tuple, a dict, ...; see `graphc.vm.outputs`).
     """
 
     def __init__(self, exe: Executable, device=None, memory_cfg=None, profile: bool = False):
@@ -116,17 +120,28 @@ class VirtualMachine:
         self.executable = exe
         devices = device if isinstance(device, list | tuple) else [device if device is not None else cpu()]
         self.devices = [d if isinstance(d, Device) else make_device(d) for d in devices]
-        self._max_slots = 1
+        self._kernel_slots = 1
         self._kernels: dict[int, object] = {}
         self._constants = [self._place(c) for c in exe.constants]
-        self._callers: list = [None] * len(exe.functions)
+        self.callers: list = [None] * len(exe.functions)
         self._functions: dict[int, _Function] = {}
         for findex, entry in enumerate(exe.functions):
             if entry.kind == "vm":
-                self._functions[findex] = _Function(self, findex)
-                self._callers[findex] = self._functions[findex].invoke
+                func = self._functions[findex] = self._decode(findex)
+                self.callers[findex] = func.invoke
+        # Functions whose model returns more than a flat tuple rebuild its shape (vm/outputs.py).
+        self._readers = {func.name: _reader(func.entry.attrs[_STRUCTURE])
+                         for func in self._functions.values() if _STRUCTURE in func.entry.attrs}
+        # The decoded functions never change, so `vm[name]` hands out one entry per function.
+        self._entries = {func.name: _ShapedEntry(self, func, self._readers[func.name])
+                         if func.name in self._readers else _Entry(self, func)
+                         for func in self._functions.values()}
         self._inputs: dict[str, tuple] = {}
         self._outputs: dict[str, object] = {}
+
+    def _decode(self, findex: int) -> _Function:
+        """Decode VM function `findex` (the profiler's VM decodes with timing)."""
+        return _Function(self, findex)
 
     # -- resolution at load time ----------------------------------------------------------------
     def device_of(self, index: int) -> Device:
@@ -147,10 +162,13 @@ class VirtualMachine:
             return const.copyto(self.devices[0])
         return const
 
-    def _note_slots(self, nbytes: int) -> None:
-        self._max_slots = max(self._max_slots, (nbytes + 7) // 8)
+    # -- the decoder's interface (`decode.DecoderHost`): used once, at load time ------------------
+    def constant(self, index: int):
+        """Constant `index` of the executable, placed on this VM's device."""
+        return self._constants[index]
 
-    def _kernel(self, findex: int):
+    def kernel(self, findex: int):
+        """The loaded kernel of function `findex`, looked up in its device's code module once."""
         kernel = self._kernels.get(findex)
         if kernel is None:
             entry = self.executable.functions[findex]
@@ -161,20 +179,26 @@ class VirtualMachine:
             kernel = self._kernels[findex] = module.get_function(entry.name)
         return kernel
 
-    def _callable(self, findex: int):
-        entry = self.executable.functions[findex]
-        if entry.kind == "kernel":
-            return self._kernel(findex)
-        if entry.kind == "builtin":
-            return self._extern(entry.name)
-        return _LateCall(self._callers, findex)
-
-    def _extern(self, name: str):
+    def builtin(self, name: str):
+        """The builtin `name`; a VMError when the executable calls one that is not registered."""
         fn = get_builtin(name)
         if fn is None:
             raise VMError(f"the executable calls {name!r}, which is neither a builtin nor a kernel; "
                           "register it with graphc.vm.register_builtin")
         return fn
+
+    def function_value(self, findex: int):
+        """Function `findex` as a value: a kernel, a builtin, or a VM function (called late)."""
+        entry = self.executable.functions[findex]
+        if entry.kind == "kernel":
+            return self.kernel(findex)
+        if entry.kind == "builtin":
+            return self.builtin(entry.name)
+        return _LateCall(self.callers, findex)
+
+    def reserve_kernel_slots(self, nbytes: int) -> None:
+        """Make the kernel argument buffer of every frame at least `nbytes` long."""
+        self._kernel_slots = max(self._kernel_slots, (nbytes + 7) // 8)
 
     # -- calling -------------------------------------------------------------------------------
     def _function(self, name: str) -> _Function:
@@ -185,8 +209,10 @@ class VirtualMachine:
         return self._functions[findex]
 
     def __getitem__(self, name: str):
-        func = self._function(name)
-        return _Entry(self, func)
+        entry = self._entries.get(name)
+        if entry is None:
+            self._function(name)  # raises the KeyError naming the functions there are
+        return entry
 
     def __contains__(self, name) -> bool:
         return name in self.executable.func_index
@@ -228,7 +254,8 @@ class VirtualMachine:
         return value
 
     def invoke(self, name: str, *args):
-        """Call function `name` on already converted arguments (no input conversion)."""
+        """Call function `name` on already converted arguments (no input conversion); the result
+        is the function's own (a flat tuple where `vm[name]` rebuilds the model's structure)."""
         return self._function(name).invoke(*args)
 
     # -- TVM's stateful interface --------------------------------------------------------------
@@ -250,10 +277,12 @@ class VirtualMachine:
         self._outputs[func_name] = self._function(func_name).invoke(*self._inputs[func_name])
 
     def get_outputs(self, func_name: str):
-        """The result of the last `invoke_stateful(func_name)`."""
+        """The result of the last `invoke_stateful(func_name)`, shaped like `vm[func_name]`'s."""
         if func_name not in self._outputs:
             raise ValueError(f"{func_name!r} has not been run with invoke_stateful yet")
-        return self._outputs[func_name]
+        read = self._readers.get(func_name)
+        out = self._outputs[func_name]
+        return out if read is None else read(out)
 
     # -- measuring -----------------------------------------------------------------------------
     def time_evaluator(self, func_name: str, dev=None, number: int = 10, repeat: int = 1,
@@ -298,21 +327,14 @@ class VirtualMachine:
 
 
 class _ProfiledVM(VirtualMachine):
-    """A copy of a VM whose decoded functions time every kernel and builtin call."""
+    """A VM on the same executable and devices whose functions time every kernel and builtin call."""
 
     def __init__(self, vm: VirtualMachine, recorder: Recorder):
-        self.executable = vm.executable
-        self.devices = vm.devices
-        self._max_slots = vm._max_slots
-        self._kernels = vm._kernels
-        self._constants = vm._constants
-        self._callers = [None] * len(self.executable.functions)
-        self._functions = {}
-        for findex, entry in enumerate(self.executable.functions):
-            if entry.kind == "vm":
-                self._functions[findex] = _Function(self, findex, profile=recorder.record)
-                self._callers[findex] = self._functions[findex].invoke
-        self._inputs, self._outputs = {}, {}
+        self._record = recorder.record
+        super().__init__(vm.executable, vm.devices)
+
+    def _decode(self, findex: int) -> _Function:
+        return _Function(self, findex, profile=self._record)
 
 
 class _LateCall:
@@ -343,6 +365,19 @@ class _Entry:
 
     def __repr__(self) -> str:
         return f"<VM function {self.func.name}({', '.join(self.func.params)})>"
+
+
+class _ShapedEntry(_Entry):
+    """`vm["name"]` of a function with an "output_structure": its result shaped like the model's."""
+
+    __slots__ = ("read",)
+
+    def __init__(self, vm: VirtualMachine, func: _Function, read):
+        super().__init__(vm, func)
+        self.read = read
+
+    def __call__(self, *args):
+        return self.read(_Entry.__call__(self, *args))
 
 
 __all__ = ["Frame", "VirtualMachine"]

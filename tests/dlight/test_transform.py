@@ -12,7 +12,7 @@ from graphc.ir.transform import PassContext, Sequential
 from graphc.target import Target
 from graphc.tir.analysis import verify_well_formed
 
-CPU_RULES = (dlight.cpu.Reduction(), dlight.cpu.Fallback())
+CPU_RULES = tuple(dlight.default_rules("llvm"))
 
 
 def _module(**programs):

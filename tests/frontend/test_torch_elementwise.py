@@ -93,3 +93,10 @@ def test_type_promotion(verify):
 def test_int64_and_bool_logic(verify):
     a = torch.tensor([[1, 0, 3]])
     verify((lambda a: (torch.logical_not(a > 0), (a > 0) & (a < 3), a // 2, a % 2)), [a])
+
+
+def test_float_only_ops_compute_integers_in_float(verify):
+    # the float-only flag comes from the operator registry; torch computes these in float32
+    i = torch.tensor([[1, 2, 3], [4, 5, 6]], dtype=torch.int64)
+    fn = lambda a: (torch.sqrt(a), torch.rsqrt(a), torch.log(a), torch.sigmoid(a), torch.erf(a), a.abs())
+    verify(fn, [i], rtol=1e-5, atol=1e-6)

@@ -1,4 +1,4 @@
-"""Advanced indexing and indexed updates (graphc/frontend/torch/converters/indexing.py) against
+"""Advanced indexing and indexed updates (graphc/frontend/torch/converters/advanced_indexing.py) against
 PyTorch, and the loud refusal of what depends on the data."""
 
 import pytest

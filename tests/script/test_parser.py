@@ -313,6 +313,26 @@ def f(A: T.Buffer((1,), "float64")):
     assert f.body.value.dtype == "float64"
 
 
+def test_node_constructors_build_as_written():
+    @T.prim_func
+    def f(A: T.Buffer((4,), "int64"), B: T.Buffer((4,), "bool")):
+        A[0] = T.Add(T.int64(0), 7) + T.FloorMod(T.int64(9), T.int64(1))
+        B[0] = T.Or(T.LT(0, 1), T.Not(T.bool(False)))
+
+    seq = body_of(f).seq
+    add = seq[0].value.a
+    assert isinstance(add, tir.Add) and add.b.dtype == "int64" and add.b.value == 7
+    assert isinstance(seq[0].value.b, tir.FloorMod)
+    cond = seq[1].value
+    assert isinstance(cond, tir.Or) and isinstance(cond.a, tir.LT) and isinstance(cond.b, tir.Not)
+    with pytest.raises(ScriptError, match="T.Sub needs operands of one dtype, got int32 and int64"):
+        from_source('''
+@T.prim_func
+def g(A: T.Buffer((1,), "int64")):
+    A[0] = T.Sub(T.int32(1), T.int64(2))
+''')
+
+
 def test_python_level_conditions_are_decided_at_parse_time():
     @T.prim_func
     def f(A: T.Buffer((N,), "float32")):

@@ -142,6 +142,26 @@ def test_operator_precedence_and_division_spelling():
     assert expr_text(~tir.convert(i < j)) == "not i < j"
 
 
+def test_nodes_their_operators_would_fold_print_as_constructors():
+    zero, seven = tir.const(0), tir.const(7)
+    assert expr_text(tir.Add(zero, seven, "int32")) == "T.Add(0, 7)"
+    lt = tir.LT(zero, seven, "bool")
+    assert expr_text(tir.And(lt, tir.Not(tir.LT(seven, zero, "bool"), "bool"), "bool")) == \
+        "T.LT(0, 7) and not T.LT(7, 0)"  # the comparisons are nodes: `and`, `not` keep them
+    assert expr_text(tir.Select(tir.LT(zero, zero, "bool"), zero, zero, "int32")) == \
+        "T.Select(T.LT(0, 0), 0, 0)"
+    i, x = tir.Var("i"), tir.Var("x", "float32")
+    assert expr_text(tir.Mul(i, tir.const(1), "int32")) == "T.Mul(i, 1)"  # `i * 1` is `i`
+    assert expr_text(tir.And(tir.const(True), lt, "bool")) == "T.And(T.bool(True), T.LT(0, 7))"
+    assert expr_text(tir.Not(tir.Not(lt, "bool"), "bool")) == "T.Not(not T.LT(0, 7))"
+    assert expr_text(tir.FloorDiv(x, x, "float32")) == "T.FloorDiv(x, x)"  # `x // x` is floor(x / x)
+    assert expr_text(tir.Div(i, zero, "int32")) == "T.Div(i, 0)"
+    # What the builders make prints with operators, as before.
+    assert expr_text(i * 2 + 1) == "i * 2 + 1"
+    assert expr_text(tir.min(i, 3) < tir.truncdiv(i, 2)) == "T.min(i, 3) < T.truncdiv(i, 2)"
+    assert expr_text(tir.Add(i, seven, "int32")) == "i + 7"
+
+
 def test_unique_names_for_distinct_vars_with_the_same_name():
     i1, i2 = tir.Var("i"), tir.Var("i")
     A = tir.decl_buffer((4, 4), "float32", "A")

@@ -113,10 +113,7 @@ def test_parsed_tutorial_equals_block_builder_module():
 
 def test_legalized_block_builder_mlp_main_prints_as_the_tutorial():
     """LegalizeOps on the BlockBuilder MLP: the Relax function is the tutorial's, verbatim."""
-    legalize = getattr(getattr(relax, "transform", None), "LegalizeOps", None)
-    if legalize is None:
-        pytest.skip("relax.transform.LegalizeOps is not available")
-    mod = legalize()(tutorial_mlp())
+    mod = relax.transform.LegalizeOps()(tutorial_mlp())
     text, expected = mod.script(), golden("legalized.txt")
     assert text[text.index("    @R.function"):] == expected[expected.index("    @R.function"):]
     parsed = from_source(text)

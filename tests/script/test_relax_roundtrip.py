@@ -7,6 +7,8 @@ function) does not preserve.
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from graphc import relax, te, tir
 from graphc.ir.structural import structural_equal
@@ -240,17 +242,10 @@ def _random_function(draw_ops, dims, use_dataflow):
     return bb.get()
 
 
-try:
-    from hypothesis import given, settings
-    from hypothesis import strategies as st
-except ImportError:  # pragma: no cover - hypothesis is a test dependency
-    given = None
-
-if given is not None:
-    @settings(max_examples=40, deadline=None)
-    @given(ops=st.lists(st.tuples(st.integers(0, 4), st.integers(0, 9),
-                                  st.floats(-1e6, 1e6, allow_nan=False, width=32)), max_size=8),
-           symbolic=st.booleans(), use_dataflow=st.booleans())
-    def test_random_functions_round_trip(ops, symbolic, use_dataflow):
-        dims = (tir.Var("n", "int64") if symbolic else 3, 4)
-        assert_roundtrip(_random_function(ops, dims, use_dataflow))
+@settings(max_examples=40, deadline=None)
+@given(ops=st.lists(st.tuples(st.integers(0, 4), st.integers(0, 9),
+                              st.floats(-1e6, 1e6, allow_nan=False, width=32)), max_size=8),
+       symbolic=st.booleans(), use_dataflow=st.booleans())
+def test_random_functions_round_trip(ops, symbolic, use_dataflow):
+    dims = (tir.Var("n", "int64") if symbolic else 3, 4)
+    assert_roundtrip(_random_function(ops, dims, use_dataflow))

@@ -1,11 +1,12 @@
-"""print -> parse is the identity: the corpus, and random PrimFuncs from hypothesis."""
+"""print -> parse is the identity: the corpus, random PrimFuncs and random unfolded expressions."""
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from graphc import tir
 from graphc.ir import assert_structural_equal, structural_equal
+from graphc.ir.dtype import DataType
 from graphc.script import from_source
 from graphc.tir.analysis.block_access import get_block_access_region
 
@@ -169,9 +170,99 @@ def prim_funcs(draw):
     return tir.PrimFunc(params, body, buffer_map=dict(zip(params, buffers)), attrs=attrs)
 
 
+def _select_left_in_a_read_region():
+    """Found by hypothesis: access analysis substitutes `x = 0` into `A0[T.Select(x < 0, x, 0)]`
+    and leaves `Select(LT(0, 0), 0, 0)` in the block's read region, which printed as
+    `T.Select(0 < 0, 0, 0)` and parsed back as `T.Select(T.bool(False), 0, 0)`."""
+    A = tir.decl_buffer((8,), "float32", "A0")
+    i, v, x = tir.Var("i"), tir.Var("v"), tir.Var("x")
+    load = A[tir.select(x < 0, x, 0)]
+    body = tir.LetStmt(x, tir.const(0), tir.BufferStore(A, load, (v,)))
+    iv = tir.IterVar(tir.Range(tir.const(0), tir.const(8)), v, tir.IterType.DATA_PAR)
+    block = tir.Block((iv,), (), (), "b1", body)
+    reads, writes = get_block_access_region(block)
+    assert isinstance(reads[0].region[0].min.condition, tir.LT)  # still unfolded
+    realize = tir.BlockRealize((i,), tir.const(True), block.replace(reads=reads, writes=writes))
+    loop = tir.For(i, tir.const(0), tir.const(8), tir.ForKind.SERIAL, realize)
+    root = tir.BlockRealize((), tir.const(True), tir.Block((), (), (), "root", loop))
+    a0 = tir.Var("a0", "handle")
+    return tir.PrimFunc([a0], root, buffer_map={a0: A})
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(prim_funcs())
+@example(_select_left_in_a_read_region())
 def test_random_prim_funcs_round_trip(func):
+    text = func.script()
+    parsed = from_source(text)
+    assert structural_equal(parsed, func), text
+    assert parsed.script() == text
+
+
+# --- random unfolded expressions -------------------------------------------------------------
+# Trees built with the node constructors, so nothing folds on the way: `Add(0, 7)` stays an
+# Add, and the printer must spell it so that the parser does not fold it either.
+
+_DTYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+           "float16", "bfloat16", "float32", "float64", "bool"]
+_ARITH = [tir.Add, tir.Sub, tir.Mul, tir.Div, tir.Mod, tir.FloorDiv, tir.FloorMod, tir.Min, tir.Max]
+_COMPARE = [tir.EQ, tir.NE, tir.LT, tir.LE, tir.GT, tir.GE]
+_VARS = {dtype: tir.Var(f"v_{dtype}", dtype) for dtype in _DTYPES}
+
+
+def _constants(dtype):
+    dt = DataType(dtype)
+    if dt.is_bool:
+        return st.booleans().map(lambda b: tir.const(b, "bool"))
+    if dt.is_float:
+        return st.floats(width=min(dt.bits, 64)).map(lambda x: tir.FloatImm(dtype, x))
+    return st.integers(dt.min_value(), dt.max_value()).map(lambda n: tir.IntImm(dtype, n))
+
+
+@st.composite
+def unfolded_exprs(draw, dtype, depth=3):
+    """A random expression of `dtype`: arithmetic, comparison, logical, cast and select nodes
+    over constants and variables of every integer and float dtype (and bool)."""
+    node_kinds = ["select", "cast"] + (["and", "or", "not", "compare"] if dtype == "bool" else ["arith"])
+    kind = draw(st.sampled_from(["const", "var"] + (node_kinds if depth > 0 else [])))
+    if kind == "const":
+        return draw(_constants(dtype))
+    if kind == "var":
+        return _VARS[dtype]
+
+    def sub(operand_dtype=dtype):
+        return draw(unfolded_exprs(operand_dtype, depth - 1))
+
+    if kind == "select":
+        return tir.Select(sub("bool"), sub(), sub(), dtype)
+    if kind == "cast":
+        return tir.Cast(dtype, sub(draw(st.sampled_from(_DTYPES))))
+    if kind == "arith":
+        return draw(st.sampled_from(_ARITH))(sub(), sub(), dtype)
+    if kind == "compare":
+        operand = draw(st.sampled_from(_DTYPES))
+        return draw(st.sampled_from(_COMPARE))(sub(operand), sub(operand), "bool")
+    if kind == "not":
+        return tir.Not(sub(), "bool")
+    return (tir.And if kind == "and" else tir.Or)(sub(), sub(), "bool")
+
+
+def _zero(dtype="int32"):
+    return tir.const(0, dtype)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(_DTYPES).flatmap(unfolded_exprs))
+@example(tir.Select(tir.LT(_zero(), _zero(), "bool"), _zero(), _zero(), "int32"))
+@example(tir.Add(_zero(), tir.const(7), "int32"))
+@example(tir.LT(_zero(), tir.const(7), "bool"))
+@example(tir.And(tir.LT(_zero(), tir.const(7), "bool"),
+                 tir.Not(tir.LT(tir.const(7), _zero(), "bool"), "bool"), "bool"))
+@example(tir.FloorDiv(_VARS["float32"], tir.const(2.0), "float32"))  # `//` on floats is floor(a / b)
+@example(tir.Div(_VARS["int64"], _zero("int64"), "int64"))  # T.truncdiv rejects a zero divisor
+@example(tir.FloatImm("float32", float("nan")))
+def test_unfolded_expressions_round_trip(expr):
+    func = tir.PrimFunc(list(_VARS.values()), tir.Evaluate(expr))
     text = func.script()
     parsed = from_source(text)
     assert structural_equal(parsed, func), text

@@ -48,7 +48,7 @@ class ApplyDefaultSchedule:
         self.target = None if target is None else Target(target)
 
     def transform_module(self, mod: IRModule, ctx) -> IRModule:
-        target = self.target or Target.current() or Target("llvm")
+        target = self.target or Target.resolve(None)
         for gv, func in list(mod.items()):
             if not isinstance(func, PrimFunc) or func.attrs.get("tir.is_scheduled", False):
                 continue

@@ -80,7 +80,7 @@ class Reduction(ScheduleRule):
             return None
         sch = Schedule(func)
         infos = try_inline(sch)
-        if not infos or not any(fits(i) and ("S" in i.dom_kind() or _rfactor_available(sch)) for i in infos):
+        if not infos or not any(fits(i) for i in infos):
             return None
         if any(not (i.is_injective() or fits(i)) for i in infos):
             return None
@@ -145,10 +145,6 @@ def _interleave_rows(sch: Schedule, info: BlockInfo, row, lanes: int, unroll: in
     return [it for it in now.iters if it.kind == "S" and it.var is not vec.var]
 
 
-def _rfactor_available(sch: Schedule) -> bool:
-    return callable(getattr(sch, "rfactor", None))
-
-
 def _reduces_innermost_axis(sch: Schedule, info: BlockInfo) -> bool:
     """Whether every input the reduction walks is indexed by a reduce iter in its last axis
     (a row sum, a GEMV, layer norm's variance, which also reads the row's mean; not a
@@ -166,10 +162,10 @@ def _reduces_innermost_axis(sch: Schedule, info: BlockInfo) -> bool:
 
 
 def _rfactor_fits(sch: Schedule, info: BlockInfo, lanes: int) -> bool:
-    """Whether to factor the innermost reduce loop into `lanes` partial sums: the schedule
-    has rfactor, the loops are `S*R+`, the reduction runs along the input's contiguous
-    axis, and its extent splits into whole vectors."""
-    if lanes <= 1 or not _rfactor_available(sch) or not info.dom_kind().endswith("R"):
+    """Whether to factor the innermost reduce loop into `lanes` partial sums: the loops are
+    `S*R+`, the reduction runs along the input's contiguous axis, and its extent splits into
+    whole vectors."""
+    if lanes <= 1 or not info.dom_kind().endswith("R"):
         return False
     extent = info.iters[-1].extent
     if extent is None or extent % lanes != 0 or extent < 2 * lanes:

@@ -64,15 +64,14 @@ def load(path, shape_dict=None, dtype_dict=None, **kwargs):
 
 
 def __getattr__(name):
-    # the backend and the session pull in the compiler and the VM: loaded on first use
-    if name == "backend":
-        import importlib
+    # the backend and the session compile and run models: they live with the runners above the
+    # layers (graphc/onnx_backend.py, graphc/onnx_session.py), looked up by name on first use
+    import importlib
 
+    if name == "backend":
         return importlib.import_module(".backend", __name__)
     if name == "InferenceSession":
-        from .session import InferenceSession
-
-        return InferenceSession
+        return importlib.import_module("graphc.onnx_session").InferenceSession
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

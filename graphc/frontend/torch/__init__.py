@@ -13,7 +13,7 @@ Relax IRModule whose `main` computes the same thing.
 <BLANKLINE>
 @R.function
 def main(x: R.Tensor((2, 3), dtype="float32")) -> R.Tuple(R.Tensor((2, 3), dtype="float32")):
-    R.func_attr({"num_input": 1})
+    R.func_attr({"num_input": 1, "output_structure": 0})
     with R.dataflow():
         lv: R.Tensor((2, 3), dtype="float32") = R.nn.relu(x)
         lv1: R.Tensor((2, 3), dtype="float32") = R.add(lv, R.const(1.0, "float32"))
@@ -43,7 +43,10 @@ def from_exported_program(
       `main`'s attribute `num_input` counts the user inputs, and `params` holds the values
       (`graphc.frontend.detach_params` takes them out).
     - The result is a tuple of the program's outputs; `unwrap_unit_return_tuple` returns a
-      single output as itself, `no_bind_return_tuple` returns the tuple unbound.
+      single output as itself, `no_bind_return_tuple` returns the tuple unbound. When the
+      model returns something else (one tensor, a dict, a `ModelOutput`, nested lists), the
+      function attribute `output_structure` says how to rebuild it, and `vm["main"]`
+      returns it so (the `output_structure: 0` above: the model returns one tensor).
     - `run_decompositions`: first decompose the operators graphc has no direct conversion for
       with PyTorch's default decomposition table.
     - Dimensions declared with `torch.export.Dim` become symbolic `tir.Var`s; their ranges go

@@ -4,7 +4,9 @@ Placeholders become the function's parameters (user inputs first, then the param
 buffers when `keep_params_as_input`) or constants; each `call_function` node goes through
 the converter registered for its ATen overload (graphc/frontend/torch/converters/);
 symbolic sizes (`torch.export.Dim`) become `tir.Var`s with their ranges recorded in the
-function attributes `tir_var_lower_bound` / `tir_var_upper_bound`.
+function attributes `tir_var_lower_bound` / `tir_var_upper_bound`; the shape of the model's
+result (a tensor, a dict, ...), when it is not the flat tuple `main` returns, goes to the
+attribute `output_structure` (see output_spec.py).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from ... import relax, tir
 from ...errors import FrontendError, UnsupportedOperatorError
 from ...ir.module import IRModule
 from .converters import CONVERTERS, Args, lookup, op_key
+from .output_spec import output_structure
 
 _DTYPES = {
     torch.float32: "float32",
@@ -136,6 +139,8 @@ class ExportedProgramImporter:
         self.symbols = SymbolTable(ep.range_constraints)
         self.bb = relax.BlockBuilder()
         self.env: dict = {}
+        self._outputs: list = []  # the tensors `main` returns
+        self._leaves: list = []  # per program output: its index in them, or its constant value
 
     # -- values ---------------------------------------------------------------------------
 
@@ -238,10 +243,14 @@ class ExportedProgramImporter:
                         self.env[node] = relax.const(_numpy(getattr(ep.graph_module, node.target)))
             self.bb.emit_func_output(output)
         mod = self.bb.get()
-        bounds = self.symbols.attrs()
-        if bounds:
+        extra = self.symbols.attrs()
+        unwrapped = self.unwrap_unit_return_tuple and len(self._outputs) == 1
+        structure = output_structure(ep, self._leaves, len(self._outputs), unwrapped)
+        if structure is not None:  # the model returns more than a flat tuple: vm["main"] rebuilds it
+            extra["output_structure"] = structure
+        if extra:
             func = mod["main"]
-            mod["main"] = func.replace(attrs={**func.attrs, **bounds})
+            mod["main"] = func.replace(attrs={**func.attrs, **extra})
         return mod
 
     def _weight(self, spec) -> torch.Tensor:
@@ -264,9 +273,17 @@ class ExportedProgramImporter:
         return result
 
     def _output(self, node):
-        outputs = [self.retrieve(o) for o in node.args[0]]
-        for value in outputs:
-            if not isinstance(value, relax.Expr):
+        """The function's result: the tuple of the program's output tensors. A constant output
+        (a None, a number) is left out of it and kept in `self._leaves` for the output structure."""
+        outputs = self._outputs = []
+        self._leaves = []
+        for value in (self.retrieve(o) for o in node.args[0]):
+            if isinstance(value, relax.Expr):
+                self._leaves.append(len(outputs))
+                outputs.append(value)
+            elif value is None or isinstance(value, bool | int | float | str):
+                self._leaves.append(None if value is None else ["const", value])
+            else:
                 raise FrontendError(f"program output {value!r} is not a tensor")
         if self.unwrap_unit_return_tuple and len(outputs) == 1:
             return self.bb.emit_output(outputs[0])

@@ -9,11 +9,11 @@
 
 from .graph_partitioner import GraphPartitioner, post_dominator_tree
 from .tir_op_pattern import analyze_op_pattern_kind
-from .vars import all_global_vars, all_vars, bound_vars, free_symbolic_vars, free_vars
+from .vars import all_global_vars, all_vars, bound_vars, free_symbolic_vars, free_vars, used_vars
 from .well_formed import WellFormedChecker, verify_well_formed, well_formed
 
 __all__ = [
     "GraphPartitioner", "WellFormedChecker", "all_global_vars", "all_vars", "analyze_op_pattern_kind",
     "bound_vars", "free_symbolic_vars", "free_vars", "post_dominator_tree", "verify_well_formed",
-    "well_formed",
+    "used_vars", "well_formed",
 ]

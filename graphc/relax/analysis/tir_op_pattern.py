@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from ...tir.analysis.var_use import used_vars
 from ...tir.buffer import Buffer
 from ...tir.expr import Add, BufferLoad, Cast, IntImm, Mul, PrimExpr, Var
 from ...tir.function import PrimFunc
@@ -94,12 +95,6 @@ def _is_const(expr, value: int) -> bool:
     return isinstance(expr, IntImm) and expr.value == value
 
 
-def _vars_in(expr) -> list:
-    out: list = []
-    post_order_visit(expr, lambda n: out.append(n) if isinstance(n, Var) else None)
-    return out
-
-
 def _is_elemwise(store: BufferStore, load: BufferLoad) -> bool:
     return _same_indices(store.indices, load.indices)
 
@@ -128,7 +123,7 @@ def _is_injective(store: BufferStore, load: BufferLoad) -> bool:
     store_vars = _store_vars(store)
     if store_vars is None:
         return False
-    return all(v in store_vars for index in load.indices for v in _vars_in(index))
+    return all(v in store_vars for index in load.indices for v in used_vars(index))
 
 
 def _allows_reuse(store: BufferStore, load: BufferLoad) -> bool:
@@ -137,7 +132,7 @@ def _allows_reuse(store: BufferStore, load: BufferLoad) -> bool:
     if store_vars is None:
         return False
     for index in load.indices:
-        store_vars.difference_update(_vars_in(index))
+        store_vars.difference_update(used_vars(index))
     return bool(store_vars)
 
 
@@ -169,7 +164,7 @@ def _is_fma(body) -> bool:
 def _is_pure_reduce(reduce_vars: list, indices) -> bool:
     """Every index that mentions a reduce variable is exactly that variable."""
     for index in indices:
-        used = [v for v in _vars_in(index) if any(v is r for r in reduce_vars)]
+        used = [v for v in used_vars(index) if any(v is r for r in reduce_vars)]
         if used and not any(index is r for r in reduce_vars):
             return False
     return True

@@ -1,4 +1,4 @@
-"""Variable collections: free, bound and all Relax vars, global vars, free symbolic vars.
+"""Variable collections: free, bound, used and all Relax vars, global vars, free symbolic vars.
 
 Results are lists in order of first appearance (deterministic for passes that name things).
 
@@ -10,6 +10,8 @@ Results are lists in order of first appearance (deterministic for passes that na
 >>> f = bb.get()["f"]
 >>> [v.name_hint for v in bound_vars(f)], free_vars(f), [v.name_hint for v in all_vars(f)]
 (['x', 'gv'], [], ['x', 'gv'])
+>>> [v.name_hint for v in used_vars(f)]
+['x', 'gv']
 """
 
 from __future__ import annotations
@@ -69,6 +71,36 @@ def _collect(expr) -> _VarCollector:
     collector = _VarCollector()
     collector.visit_expr(expr)
     return collector
+
+
+class _UsedVars(ExprVisitor):
+    def __init__(self, skip_call):
+        self.used: dict = {}
+        self.skip_call = skip_call
+
+    def visit_Var(self, var):
+        self.used[var] = None
+
+    def visit_Call(self, call):
+        if self.skip_call is None or not self.skip_call(call):
+            super().visit_Call(call)
+
+
+def used_vars(expr, skip_call=None) -> list:
+    """Relax vars `expr` reads, defined inside it or not, in order of first use.
+
+    Calls for which `skip_call(call)` is true are not looked into (e.g. a kill is not a use).
+
+    >>> from graphc import relax
+    >>> x = relax.Var("x", relax.TensorStructInfo((2,), "float32"))
+    >>> [v.name_hint for v in used_vars(relax.op.add(x, x))]
+    ['x']
+    >>> used_vars(relax.op.add(x, x), skip_call=lambda call: True)
+    []
+    """
+    collector = _UsedVars(skip_call)
+    collector.visit_expr(expr)
+    return list(collector.used)
 
 
 def free_vars(expr) -> list:

@@ -1,24 +1,16 @@
-"""Model authoring inside Relax (`relax.frontend.nn`, also `graphc.nn`), TVM's spelling.
-
-Importers of other frameworks' models live in `graphc.frontend`; `detach_params` is
-re-exported here because TVM's tutorial calls it as `relax.frontend.detach_params`, and
-`relax.frontend.onnx` (TVM's `relax.frontend.onnx.from_onnx`) is `graphc.frontend.onnx`,
-looked up on first use.
+"""Importer helpers and model authoring inside Relax: `relax.frontend.nn` (also `graphc.nn`) and
+`detach_params`, TVM's spelling. Importers of other frameworks' models live in `graphc.frontend`;
+`relax.frontend.onnx` (TVM's `relax.frontend.onnx.from_onnx`) is `graphc.frontend.onnx`, looked
+up on first use.
 """
 
 from . import nn
-
-
-def detach_params(mod):
-    """See `graphc.frontend.detach_params`."""
-    from ...frontend.common import detach_params as _detach
-
-    return _detach(mod)
+from .common import detach_params
 
 
 def __getattr__(name):
     # TVM's relax.frontend.onnx.from_onnx: the importer lives in graphc.frontend (relax does not
-    # know its frontends), found when asked for
+    # import its frontends), found when asked for
     if name == "onnx":
         import importlib
 

@@ -21,8 +21,8 @@ from ...tir.expr import IntImm
 from ..expr import Call, Tuple
 from ..struct_info import TensorStructInfo, TupleStructInfo, prim_text
 from .infer import analyzer_of, normalize_axis, op_label, provably_different, tensor_arg
-from .registry import Op, OpPatternKind, register_op
-from .te_legalize import attrs_as_kwargs, call_topi
+from .registry import Op, OpPatternKind
+from .te_legalize import register_topi_op
 
 
 def _tensor_fields(call) -> list[TensorStructInfo]:
@@ -63,10 +63,16 @@ def _joined(call, bb, fields, skip_axis: int | None):
     return first
 
 
-def _infer_concat(call, bb):
+def _joined_fields(call):
+    """The tuple's tensors, their dtype ("void" if none is known) and rank (-1 if none is known)."""
     fields = _tensor_fields(call)
     dtype = next((f.dtype for f in fields if not f.is_unknown_dtype), "void")
     ndim = next((f.ndim for f in fields if f.ndim != -1), -1)
+    return fields, dtype, ndim
+
+
+def _infer_concat(call, bb):
+    fields, dtype, ndim = _joined_fields(call)
     if ndim == -1:
         return TensorStructInfo(dtype=dtype, ndim=-1)
     if ndim == 0:
@@ -84,9 +90,7 @@ def _infer_concat(call, bb):
 
 
 def _infer_stack(call, bb):
-    fields = _tensor_fields(call)
-    dtype = next((f.dtype for f in fields if not f.is_unknown_dtype), "void")
-    ndim = next((f.ndim for f in fields if f.ndim != -1), -1)
+    fields, dtype, ndim = _joined_fields(call)
     if ndim == -1:
         return TensorStructInfo(dtype=dtype, ndim=-1)
     axis = normalize_axis(call, call.attrs["axis"], ndim + 1, "axis")
@@ -125,33 +129,16 @@ def _split_shapes(data, spec, axis):
     return topi.split(te.placeholder(data.shape_values, data.dtype), spec, axis)
 
 
-register_op(
-    "relax.concat",
-    1,
-    _infer_concat,
-    legalize=call_topi(topi.concatenate, "concatenate", attrs_as_kwargs("axis")),
-    pattern=OpPatternKind.kInjective,
-    attrs={"axis": "the axis joined along"},
-    description="Join a tuple of tensors along an existing axis.",
-)
-register_op(
-    "relax.stack",
-    1,
-    _infer_stack,
-    legalize=call_topi(topi.stack, "stack", attrs_as_kwargs("axis")),
-    pattern=OpPatternKind.kInjective,
-    attrs={"axis": "position of the new axis"},
-    description="Join a tuple of same-shaped tensors along a new axis.",
-)
-register_op(
-    "relax.split",
-    1,
-    _infer_split,
-    legalize=call_topi(topi.split, "split", attrs_as_kwargs("indices_or_sections", "axis")),
-    pattern=OpPatternKind.kInjective,
-    attrs={"indices_or_sections": "a number of equal sections or the cut indices", "axis": "the axis cut"},
-    description="Cut a tensor along an axis into a tuple of tensors.",
-)
+register_topi_op("relax.concat", 1, _infer_concat, topi.concatenate, prim_name="concatenate",
+                 pattern=OpPatternKind.kInjective, attrs={"axis": "the axis joined along"},
+                 description="Join a tuple of tensors along an existing axis.")
+register_topi_op("relax.stack", 1, _infer_stack, topi.stack, pattern=OpPatternKind.kInjective,
+                 attrs={"axis": "position of the new axis"},
+                 description="Join a tuple of same-shaped tensors along a new axis.")
+register_topi_op("relax.split", 1, _infer_split, topi.split, pattern=OpPatternKind.kInjective,
+                 attrs={"indices_or_sections": "a number of equal sections or the cut indices",
+                        "axis": "the axis cut"},
+                 description="Cut a tensor along an axis into a tuple of tensors.")
 
 
 def _tuple(tensors):

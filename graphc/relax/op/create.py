@@ -93,60 +93,17 @@ def _legalize_like(value, name):
 
 
 _DTYPE = {"dtype": "element dtype"}
-register_op(
-    "relax.full",
-    2,
-    _infer_full,
-    legalize=_legalize_full,
-    pattern=OpPatternKind.kElemWise,
-    attrs=_DTYPE,
-    description="A tensor of shape filled with fill_value.",
-)
-register_op(
-    "relax.zeros",
-    1,
-    _infer_fill,
-    legalize=_legalize_fill(0, "zeros"),
-    pattern=OpPatternKind.kElemWise,
-    attrs=_DTYPE,
-    description="A tensor of zeros.",
-)
-register_op(
-    "relax.ones",
-    1,
-    _infer_fill,
-    legalize=_legalize_fill(1, "ones"),
-    pattern=OpPatternKind.kElemWise,
-    attrs=_DTYPE,
-    description="A tensor of ones.",
-)
-register_op(
-    "relax.full_like",
-    2,
-    _infer_like,
-    legalize=_legalize_like(None, "full"),
-    pattern=OpPatternKind.kElemWise,
-    attrs=_DTYPE,
-    description="x's shape filled with fill_value.",
-)
-register_op(
-    "relax.zeros_like",
-    1,
-    _infer_like,
-    legalize=_legalize_like(0, "zeros"),
-    pattern=OpPatternKind.kElemWise,
-    attrs=_DTYPE,
-    description="Zeros of x's shape.",
-)
-register_op(
-    "relax.ones_like",
-    1,
-    _infer_like,
-    legalize=_legalize_like(1, "ones"),
-    pattern=OpPatternKind.kElemWise,
-    attrs=_DTYPE,
-    description="Ones of x's shape.",
-)
+_FILLS = {  # name: (number of inputs, struct info inference, legalization, description)
+    "full": (2, _infer_full, _legalize_full, "A tensor of shape filled with fill_value."),
+    "zeros": (1, _infer_fill, _legalize_fill(0, "zeros"), "A tensor of zeros."),
+    "ones": (1, _infer_fill, _legalize_fill(1, "ones"), "A tensor of ones."),
+    "full_like": (2, _infer_like, _legalize_like(None, "full"), "x's shape filled with fill_value."),
+    "zeros_like": (1, _infer_like, _legalize_like(0, "zeros"), "Zeros of x's shape."),
+    "ones_like": (1, _infer_like, _legalize_like(1, "ones"), "Ones of x's shape."),
+}
+for _name, (_inputs, _infer, _legalize, _what) in _FILLS.items():
+    register_op(f"relax.{_name}", _inputs, _infer, legalize=_legalize, pattern=OpPatternKind.kElemWise,
+                attrs=_DTYPE, description=_what)
 
 
 def _shape(shape) -> Expr:

@@ -16,8 +16,8 @@ from ...errors import TypeInferenceError
 from ..expr import Call
 from ..struct_info import UNKNOWN_DTYPE, TensorStructInfo, canonical_dtype
 from .infer import op_label, tensor_arg
-from .registry import Op, OpPatternKind, register_op
-from .te_legalize import attrs_as_kwargs, call_topi
+from .registry import Op, OpPatternKind
+from .te_legalize import register_topi_op
 
 
 def _infer_astype(call, bb):
@@ -30,15 +30,9 @@ def _infer_astype(call, bb):
     return TensorStructInfo(dtype=dtype, ndim=x.ndim, vdevice=x.vdevice)
 
 
-register_op(
-    "relax.astype",
-    1,
-    _infer_astype,
-    legalize=call_topi(topi.cast, "cast", attrs_as_kwargs("dtype")),
-    pattern=OpPatternKind.kElemWise,
-    attrs={"dtype": "the target dtype"},
-    description="Convert elements to dtype.",
-)
+register_topi_op("relax.astype", 1, _infer_astype, topi.cast, prim_name="cast",
+                 pattern=OpPatternKind.kElemWise, attrs={"dtype": "the target dtype"},
+                 description="Convert elements to dtype.")
 
 
 def astype(x, dtype: str) -> Call:
@@ -76,21 +70,18 @@ def _infer_encode_float(call, bb):
     return _with_dtype(x, "uint8")
 
 
-register_op("relax.decode_float", 1, _infer_decode_float,
-            legalize=call_topi(topi.decode_float, "decode_float", attrs_as_kwargs("format", "dtype",
-                                                                                   rename={"format": "fmt"})),
-            pattern=OpPatternKind.kElemWise,
-            attrs={"format": "the narrow float format of the bits (topi.FLOAT_FORMATS)",
-                   "dtype": "the result dtype"},
-            description="The values of narrow-float bit patterns (uint8) as a regular float dtype.")
-register_op("relax.encode_float", 1, _infer_encode_float,
-            legalize=call_topi(topi.encode_float, "encode_float",
-                               attrs_as_kwargs("format", "saturate", "round_mode", rename={"format": "fmt"})),
-            pattern=OpPatternKind.kElemWise,
-            attrs={"format": "the narrow float format (topi.FLOAT_FORMATS)",
-                   "saturate": "clamp finite overflow to the largest value (else inf or NaN)",
-                   "round_mode": "E8M0 only: up, down or nearest (others round to nearest even)"},
-            description="The narrow-float bit patterns (uint8) of float values, rounded to nearest even.")
+register_topi_op("relax.decode_float", 1, _infer_decode_float, topi.decode_float, rename={"format": "fmt"},
+                 pattern=OpPatternKind.kElemWise,
+                 attrs={"format": "the narrow float format of the bits (topi.FLOAT_FORMATS)",
+                        "dtype": "the result dtype"},
+                 description="The values of narrow-float bit patterns (uint8) as a regular float dtype.")
+register_topi_op("relax.encode_float", 1, _infer_encode_float, topi.encode_float, rename={"format": "fmt"},
+                 pattern=OpPatternKind.kElemWise,
+                 attrs={"format": "the narrow float format (topi.FLOAT_FORMATS)",
+                        "saturate": "clamp finite overflow to the largest value (else inf or NaN)",
+                        "round_mode": "E8M0 only: up, down or nearest (others round to nearest even)"},
+                 description="The narrow-float bit patterns (uint8) of float values, rounded to nearest "
+                             "even.")
 
 
 def decode_float(x, format: str, dtype: str = "float32") -> Call:  # noqa: A002 - ONNX's word

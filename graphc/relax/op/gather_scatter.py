@@ -32,7 +32,7 @@ from ..struct_info import PrimStructInfo, TensorStructInfo
 from .infer import analyzer_of, normalize_axis, op_label, provably_different, tensor_arg
 from .registry import Op, OpPatternKind, register_op
 from .scan import call_extern
-from .te_legalize import attrs_as_kwargs, call_topi
+from .te_legalize import register_topi_op
 
 
 def _indices_arg(call, index: int = 1) -> TensorStructInfo:
@@ -60,10 +60,7 @@ def _like(sinfo: TensorStructInfo, dtype: str, dims=None, ndim=None) -> TensorSt
 def _provably_larger(a: PrimExpr, b: PrimExpr, analyzer) -> bool:
     if isinstance(a, IntImm) and isinstance(b, IntImm):
         return a.value > b.value
-    try:
-        return analyzer.can_prove(a > b)
-    except Exception:  # noqa: BLE001 - an analyzer that cannot decide proves nothing
-        return False
+    return analyzer.can_prove(a > b)
 
 
 # -- gather_elements ---------------------------------------------------------------------------
@@ -89,15 +86,10 @@ def _infer_gather_elements(call, bb):
     return _like(data, data.dtype, indices.shape_values, indices.ndim)
 
 
-register_op(
-    "relax.gather_elements",
-    2,
-    _infer_gather_elements,
-    legalize=call_topi(topi.gather_elements, "gather_elements", attrs_as_kwargs("axis")),
-    pattern=OpPatternKind.kInjective,
-    attrs={"axis": "the axis indexed"},
-    description="out[i] = data[i with i[axis] = indices[i]] (ONNX GatherElements, torch.gather).",
-)
+register_topi_op("relax.gather_elements", 2, _infer_gather_elements, topi.gather_elements,
+                 pattern=OpPatternKind.kInjective, attrs={"axis": "the axis indexed"},
+                 description="out[i] = data[i with i[axis] = indices[i]] "
+                             "(ONNX GatherElements, torch.gather).")
 
 
 def gather_elements(data, indices, axis: int = 0) -> Call:
@@ -142,15 +134,10 @@ def _infer_gather_nd(call, bb):
     return _like(data, data.dtype, tuple(shape[:-1]) + tuple(data.shape_values[batch_dims + depth :]))
 
 
-register_op(
-    "relax.gather_nd",
-    2,
-    _infer_gather_nd,
-    legalize=call_topi(topi.gather_nd, "gather_nd", attrs_as_kwargs("batch_dims")),
-    pattern=OpPatternKind.kInjective,
-    attrs={"batch_dims": "leading axes shared by data and indices"},
-    description="Gather slices of data at the positions in the last axis of indices (ONNX GatherND).",
-)
+register_topi_op("relax.gather_nd", 2, _infer_gather_nd, topi.gather_nd, pattern=OpPatternKind.kInjective,
+                 attrs={"batch_dims": "leading axes shared by data and indices"},
+                 description="Gather slices of data at the positions in the last axis of indices "
+                             "(ONNX GatherND).")
 
 
 def gather_nd(data, indices, batch_dims: int = 0) -> Call:
@@ -172,11 +159,17 @@ def _reduction(call) -> str:
     return reduction
 
 
-def _infer_scatter_elements(call, bb):
+def _scatter_args(call) -> tuple[TensorStructInfo, TensorStructInfo, TensorStructInfo]:
+    """data, indices and updates of a scatter, checked for kind, dtype and reduction."""
     data, indices = tensor_arg(call, 0, "data"), _indices_arg(call)
     updates = tensor_arg(call, 2, "updates")
     _reduction(call)
     _same_dtype(call, data, updates)
+    return data, indices, updates
+
+
+def _infer_scatter_elements(call, bb):
+    data, indices, updates = _scatter_args(call)
     if data.ndim == -1:
         return data
     axis = normalize_axis(call, call.attrs["axis"], data.ndim, "axis")
@@ -205,10 +198,7 @@ def _infer_scatter_elements(call, bb):
 
 
 def _infer_scatter_nd(call, bb):
-    data, indices = tensor_arg(call, 0, "data"), _indices_arg(call)
-    updates = tensor_arg(call, 2, "updates")
-    _reduction(call)
-    _same_dtype(call, data, updates)
+    data, indices, updates = _scatter_args(call)
     if indices.ndim == 0:
         raise TypeInferenceError(
             f"{op_label(call)} expects indices to have at least one dimension, got {indices}"
@@ -321,15 +311,9 @@ def _infer_one_hot(call, bb):
     return _like(indices, on.dtype, dims)
 
 
-register_op(
-    "relax.one_hot",
-    3,
-    _infer_one_hot,
-    legalize=call_topi(topi.one_hot, "one_hot", attrs_as_kwargs("depth", "axis")),
-    pattern=OpPatternKind.kInjective,
-    attrs={"depth": "length of the new axis", "axis": "position of the new axis"},
-    description="on_value where a new axis equals indices, else off_value.",
-)
+register_topi_op("relax.one_hot", 3, _infer_one_hot, topi.one_hot, pattern=OpPatternKind.kInjective,
+                 attrs={"depth": "length of the new axis", "axis": "position of the new axis"},
+                 description="on_value where a new axis equals indices, else off_value.")
 
 
 def one_hot(indices, on_value, off_value, depth: int, axis: int = -1) -> Call:

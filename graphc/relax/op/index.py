@@ -19,7 +19,7 @@ from ..expr import Call, ShapeExpr
 from ..struct_info import TensorStructInfo
 from .infer import normalize_axis, op_label, tensor_arg
 from .registry import Op, OpPatternKind, register_op
-from .te_legalize import attrs_as_kwargs, call_topi
+from .te_legalize import register_topi_op
 
 
 def _infer_strided_slice(call, bb):
@@ -69,31 +69,14 @@ def _infer_take(call, bb):
     return TensorStructInfo(tuple(d[:axis]) + tuple(indices.shape_values) + tuple(d[axis + 1 :]), data.dtype)
 
 
-register_op(
-    "relax.strided_slice",
-    1,
-    _infer_strided_slice,
-    legalize=call_topi(
-        topi.strided_slice, "strided_slice", attrs_as_kwargs("axes", "begin", "end", "strides")
-    ),
-    pattern=OpPatternKind.kInjective,
-    attrs={
-        "axes": "sliced axes",
-        "begin": "first indices",
-        "end": "end indices (exclusive)",
-        "strides": "steps (None: 1)",
-    },
-    description="numpy slicing x[begin:end:stride] on the given axes.",
-)
-register_op(
-    "relax.take",
-    2,
-    _infer_take,
-    legalize=call_topi(topi.take, "take", attrs_as_kwargs("axis", "mode")),
-    pattern=OpPatternKind.kInjective,
-    attrs={"axis": "the axis indexed (None: flattened x)", "mode": "fast, clip or wrap"},
-    description="Gather elements of x at indices along an axis.",
-)
+register_topi_op("relax.strided_slice", 1, _infer_strided_slice, topi.strided_slice,
+                 pattern=OpPatternKind.kInjective,
+                 attrs={"axes": "sliced axes", "begin": "first indices", "end": "end indices (exclusive)",
+                        "strides": "steps (None: 1)"},
+                 description="numpy slicing x[begin:end:stride] on the given axes.")
+register_topi_op("relax.take", 2, _infer_take, topi.take, pattern=OpPatternKind.kInjective,
+                 attrs={"axis": "the axis indexed (None: flattened x)", "mode": "fast, clip or wrap"},
+                 description="Gather elements of x at indices along an axis.")
 
 
 def _infer_slice_window(call, bb):

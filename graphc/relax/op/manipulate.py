@@ -24,7 +24,7 @@ from ..expr import Call, Expr, ShapeExpr
 from ..struct_info import ShapeStructInfo, TensorStructInfo, as_dim, prim_text
 from .infer import analyzer_of, normalize_axis, op_label, provably_different, tensor_arg
 from .registry import Op, OpPatternKind, register_op
-from .te_legalize import attrs_as_kwargs, call_topi
+from .te_legalize import call_topi, register_topi_op
 
 
 def _infer_permute_dims(call, bb):
@@ -51,11 +51,10 @@ def _infer_permute_dims(call, bb):
     return TensorStructInfo(tuple(dims[a] for a in axes), data.dtype, vdevice=data.vdevice)
 
 
-register_op("relax.permute_dims", 1, _infer_permute_dims,
-            legalize=call_topi(topi.transpose, "transpose", attrs_as_kwargs("axes")),
-            pattern=OpPatternKind.kInjective,
-            attrs={"axes": "the permutation (None reverses the dimensions)"},
-            description="Permute the dimensions of a tensor.")
+register_topi_op("relax.permute_dims", 1, _infer_permute_dims, topi.transpose, prim_name="transpose",
+                 pattern=OpPatternKind.kInjective,
+                 attrs={"axes": "the permutation (None reverses the dimensions)"},
+                 description="Permute the dimensions of a tensor.")
 
 
 def permute_dims(x, axes=None) -> Call:
@@ -191,14 +190,11 @@ def _infer_broadcast_to(call, bb):
     return TensorStructInfo(shape.values, data.dtype, vdevice=data.vdevice)
 
 
-register_op("relax.expand_dims", 1, _infer_expand_dims,
-            legalize=call_topi(topi.expand_dims, "expand_dims", attrs_as_kwargs("axis")),
-            pattern=OpPatternKind.kInjective, attrs={"axis": "positions of the new axes in the result"},
-            description="Insert size-1 dimensions.")
-register_op("relax.squeeze", 1, _infer_squeeze,
-            legalize=call_topi(topi.squeeze, "squeeze", attrs_as_kwargs("axis")),
-            pattern=OpPatternKind.kInjective, attrs={"axis": "size-1 axes to drop (None: all)"},
-            description="Remove size-1 dimensions.")
+register_topi_op("relax.expand_dims", 1, _infer_expand_dims, topi.expand_dims,
+                 pattern=OpPatternKind.kInjective, attrs={"axis": "positions of the new axes in the result"},
+                 description="Insert size-1 dimensions.")
+register_topi_op("relax.squeeze", 1, _infer_squeeze, topi.squeeze, pattern=OpPatternKind.kInjective,
+                 attrs={"axis": "size-1 axes to drop (None: all)"}, description="Remove size-1 dimensions.")
 register_op("relax.flatten", 1, _infer_flatten, legalize=call_topi(topi.flatten, "flatten"),
             pattern=OpPatternKind.kInjective, description="Reshape to one dimension.")
 register_op("relax.broadcast_to", 2, _infer_broadcast_to,

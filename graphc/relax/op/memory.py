@@ -59,28 +59,35 @@ def _infer_builtin_alloc_tensor(call, bb) -> StructInfo:
     return tensor_of_shape_arg(call, 0, 1)
 
 
-def _infer_alloc_storage(call, bb) -> StructInfo:
+# The struct info of allocating storage, of a tensor in storage and of a kill: `relax.vm.*` has
+# the same operators one step closer to the VM, and infers them with these.
+
+
+def infer_alloc_storage(call, bb) -> StructInfo:
+    """`alloc_storage(size, ...)`: an object; `size` must be a shape."""
     shape_of_arg(call, 0, "size")
     return ObjectStructInfo()
 
 
-def _infer_mem_alloc_tensor(call, bb) -> StructInfo:
+def infer_storage_tensor(call, bb) -> StructInfo:
+    """`alloc_tensor(storage, offset, shape, dtype)`: a tensor of that shape and dtype."""
     return tensor_of_shape_arg(call, 2, 3)
 
 
-def _infer_void(call, bb) -> StructInfo:
+def infer_void(call, bb) -> StructInfo:
+    """A call that returns nothing."""
     return void_struct_info()
 
 
 register_op("relax.builtin.alloc_tensor", 4, _infer_builtin_alloc_tensor,
             description="Allocate a tensor (shape, dtype, runtime_device_index, storage_scope).")
-register_op("relax.memory.alloc_storage", 4, _infer_alloc_storage,
+register_op("relax.memory.alloc_storage", 4, infer_alloc_storage,
             description="Allocate storage (size in bytes, virtual_device_index, storage_scope, dtype).")
-register_op("relax.memory.alloc_tensor", 4, _infer_mem_alloc_tensor,
+register_op("relax.memory.alloc_tensor", 4, infer_storage_tensor,
             description="A tensor in storage (storage, offset, shape, dtype).")
-register_op("relax.memory.kill_storage", 1, _infer_void, purity=False,
+register_op("relax.memory.kill_storage", 1, infer_void, purity=False,
             description="Release storage allocated by memory.alloc_storage.")
-register_op("relax.memory.kill_tensor", 1, _infer_void, purity=False,
+register_op("relax.memory.kill_tensor", 1, infer_void, purity=False,
             description="Release a tensor allocated by memory.alloc_tensor.")
 
 

@@ -2,8 +2,10 @@
 
 An entry has the operator's arity, its struct-info inference `infer_struct_info(call, bb)`,
 its legalization `legalize(bb, call) -> Expr` (TVM's signature; typically
-`bb.call_te(topi.fn, *call.args, ...)`), its fusion pattern and the attributes it takes.
-Passes read operators only through this table.
+`bb.call_te(topi.fn, *call.args, ...)`), its fusion pattern, the attributes it takes, and
+whether it computes in floating point only (`float_only`: its inference rejects integer
+tensors, so a frontend whose operator accepts them converts them first). Passes and
+frontends read operators only through this table.
 
 >>> op = Op.get("relax.add")
 >>> op.name, op.num_inputs, op.pattern
@@ -39,7 +41,8 @@ class OpPatternKind(enum.IntEnum):
 
 @dataclass
 class OpInfo:
-    """Registry entry. `attrs` maps each attribute the op takes to a one-line description."""
+    """Registry entry. `attrs` maps each attribute the op takes to a one-line description;
+    `float_only` marks an op whose tensor argument must have a float dtype (`exp`, `nn.silu`)."""
 
     name: str
     num_inputs: int
@@ -49,6 +52,7 @@ class OpInfo:
     attrs: dict = field(default_factory=dict)
     purity: bool = True
     description: str = ""
+    float_only: bool = False
 
 
 _REGISTRY: dict[str, OpInfo] = {}
@@ -105,7 +109,8 @@ class Op(Node):
 
 def register_op(name: str, num_inputs: int, infer_struct_info: Callable | None = None,
                 legalize: Callable | None = None, pattern: OpPatternKind = OpPatternKind.kOpaque,
-                attrs: dict | None = None, purity: bool = True, description: str = "") -> Op:
+                attrs: dict | None = None, purity: bool = True, description: str = "",
+                float_only: bool = False) -> Op:
     """Register operator `name` (re-registering replaces the entry) and return its Op.
 
     `infer_struct_info(call, bb) -> StructInfo` raises TypeInferenceError naming the operator,
@@ -113,7 +118,7 @@ def register_op(name: str, num_inputs: int, infer_struct_info: Callable | None =
     (or None) for access to the module and the analyzer.
     """
     _REGISTRY[name] = OpInfo(name, num_inputs, infer_struct_info, legalize, OpPatternKind(pattern),
-                             dict(attrs or {}), purity, description)
+                             dict(attrs or {}), purity, description, float_only)
     op = _OPS.get(name)
     if op is None:
         op = _OPS[name] = Op(name)

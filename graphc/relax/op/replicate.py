@@ -20,8 +20,8 @@ from ...tir.expr import IntImm
 from ..expr import Call
 from ..struct_info import TensorStructInfo
 from .infer import analyzer_of, normalize_axis, op_label, tensor_arg
-from .registry import Op, OpPatternKind, register_op
-from .te_legalize import attrs_as_kwargs, call_topi
+from .registry import Op, OpPatternKind
+from .te_legalize import register_topi_op
 
 
 def _infer_flip(call, bb):
@@ -69,33 +69,15 @@ def _infer_repeat(call, bb):
     return TensorStructInfo(tuple(dims), data.dtype)
 
 
-register_op(
-    "relax.flip",
-    1,
-    _infer_flip,
-    legalize=call_topi(topi.flip, "flip", attrs_as_kwargs("axis")),
-    pattern=OpPatternKind.kInjective,
-    attrs={"axis": "the axis reversed"},
-    description="Reverse the order of elements along an axis.",
-)
-register_op(
-    "relax.tile",
-    1,
-    _infer_tile,
-    legalize=call_topi(topi.tile, "tile", attrs_as_kwargs("repeats", rename={"repeats": "reps"})),
-    pattern=OpPatternKind.kInjective,
-    attrs={"repeats": "copies along each dimension"},
-    description="Repeat the whole tensor along each dimension (numpy's tile).",
-)
-register_op(
-    "relax.repeat",
-    1,
-    _infer_repeat,
-    legalize=call_topi(topi.repeat, "repeat", attrs_as_kwargs("repeats", "axis")),
-    pattern=OpPatternKind.kInjective,
-    attrs={"repeats": "copies of each element", "axis": "the axis (None: flattened)"},
-    description="Repeat each element along an axis (numpy's repeat).",
-)
+register_topi_op("relax.flip", 1, _infer_flip, topi.flip, pattern=OpPatternKind.kInjective,
+                 attrs={"axis": "the axis reversed"},
+                 description="Reverse the order of elements along an axis.")
+register_topi_op("relax.tile", 1, _infer_tile, topi.tile, pattern=OpPatternKind.kInjective,
+                 attrs={"repeats": "copies along each dimension"}, rename={"repeats": "reps"},
+                 description="Repeat the whole tensor along each dimension (numpy's tile).")
+register_topi_op("relax.repeat", 1, _infer_repeat, topi.repeat, pattern=OpPatternKind.kInjective,
+                 attrs={"repeats": "copies of each element", "axis": "the axis (None: flattened)"},
+                 description="Repeat each element along an axis (numpy's repeat).")
 
 
 def flip(data, axis: int) -> Call:

@@ -16,8 +16,8 @@ from ...errors import TypeInferenceError
 from ..expr import Call
 from ..struct_info import TensorStructInfo
 from .infer import analyzer_of, binary_dtype, broadcast_sinfo, op_label, tensor_arg
-from .registry import Op, OpPatternKind, register_op
-from .te_legalize import call_topi
+from .registry import Op, OpPatternKind
+from .te_legalize import register_topi_op
 
 
 def _infer_where(call, bb):
@@ -36,14 +36,8 @@ def _infer_where(call, bb):
     return broadcast_sinfo(call, cond, values, dtype, analyzer, names=("condition", "x1/x2"))
 
 
-register_op(
-    "relax.where",
-    3,
-    _infer_where,
-    legalize=call_topi(topi.where, "where"),
-    pattern=OpPatternKind.kBroadcast,
-    description="Select from x1 where condition, else from x2.",
-)
+register_topi_op("relax.where", 3, _infer_where, topi.where, pattern=OpPatternKind.kBroadcast,
+                 description="Select from x1 where condition, else from x2.")
 
 
 def where(condition, x1, x2) -> Call:

@@ -29,7 +29,7 @@ from ..expr import Call, ShapeExpr
 from ..struct_info import TensorStructInfo
 from .infer import analyzer_of, normalize_axis, op_label, tensor_arg
 from .registry import Op, OpPatternKind, register_op
-from .te_legalize import attrs_as_kwargs, call_topi
+from .te_legalize import register_topi_op
 
 _ATTRS = {"axis": "axes to reduce (None: all)", "keepdims": "keep reduced axes with size 1"}
 
@@ -67,25 +67,12 @@ def _infer_arg(call, bb):
 
 _REDUCE = ("sum", "mean", "max", "min", "prod", "variance", "std")
 for _name in _REDUCE:
-    register_op(
-        f"relax.{_name}",
-        1,
-        _infer_reduce,
-        legalize=call_topi(getattr(topi, _name), _name, attrs_as_kwargs("axis", "keepdims")),
-        pattern=OpPatternKind.kCommReduce,
-        attrs=_ATTRS,
-        description=f"The {_name} over axis.",
-    )
+    register_topi_op(f"relax.{_name}", 1, _infer_reduce, getattr(topi, _name),
+                     pattern=OpPatternKind.kCommReduce, attrs=_ATTRS, description=f"The {_name} over axis.")
 for _name in ("argmax", "argmin"):
-    register_op(
-        f"relax.{_name}",
-        1,
-        _infer_arg,
-        legalize=call_topi(getattr(topi, _name), _name, attrs_as_kwargs("axis", "keepdims")),
-        pattern=OpPatternKind.kCommReduce,
-        attrs=_ATTRS,
-        description=f"The int64 index of the {_name[3:]} along axis (None: flattened).",
-    )
+    register_topi_op(f"relax.{_name}", 1, _infer_arg, getattr(topi, _name), pattern=OpPatternKind.kCommReduce,
+                     attrs=_ATTRS,
+                     description=f"The int64 index of the {_name[3:]} along axis (None: flattened).")
 
 
 def _axes(axis):

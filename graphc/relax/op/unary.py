@@ -26,8 +26,8 @@ from ...errors import TypeInferenceError
 from ..expr import Call, PrimValue
 from ..struct_info import PrimStructInfo, TensorStructInfo
 from .infer import op_label, tensor_arg
-from .registry import Op, OpPatternKind, register_op
-from .te_legalize import call_topi
+from .registry import Op, OpPatternKind
+from .te_legalize import register_topi_op
 
 
 def _is_float(dtype: str) -> bool:
@@ -88,16 +88,6 @@ _UNARY = {  # name: (result kind, topi compute)
     "bitwise_not": ("int", topi.bitwise_not),
 }
 
-for _name, (_kind, _fn) in _UNARY.items():
-    register_op(
-        f"relax.{_name}",
-        1,
-        _infer(_kind),
-        legalize=call_topi(_fn, f"tir_{_name}"),
-        pattern=OpPatternKind.kElemWise,
-        description=f"Elementwise {_name}.",
-    )
-
 
 def _make(name: str):
     op_name = f"relax.{name}"
@@ -110,16 +100,13 @@ def _make(name: str):
     return build
 
 
-abs = _make("abs")  # noqa: A001 - TVM's name
-negative, exp, log, sqrt, rsqrt = (_make(n) for n in ("negative", "exp", "log", "sqrt", "rsqrt"))
-sin, cos, tan, tanh, sigmoid, erf = (_make(n) for n in ("sin", "cos", "tan", "tanh", "sigmoid", "erf"))
-floor, ceil, sign, square = (_make(n) for n in ("floor", "ceil", "sign", "square"))
-round = _make("round")  # noqa: A001 - TVM's name
-isnan, isinf, isfinite = (_make(n) for n in ("isnan", "isinf", "isfinite"))
-logical_not, bitwise_not = _make("logical_not"), _make("bitwise_not")
-asin, acos, atan = _make("asin"), _make("acos"), _make("atan")
-asinh, acosh, atanh = _make("asinh"), _make("acosh"), _make("atanh")
-sinh, cosh, trunc = _make("sinh"), _make("cosh"), _make("trunc")
+# Each operator's builder has the operator's name (TVM's names: `abs` and `round` shadow the
+# Python builtins here, as they do in TVM's relax.op).
+for _name, (_kind, _fn) in _UNARY.items():
+    register_topi_op(f"relax.{_name}", 1, _infer(_kind), _fn, prim_name=f"tir_{_name}",
+                     pattern=OpPatternKind.kElemWise, description=f"Elementwise {_name}.",
+                     float_only=_kind == "float")
+    globals()[_name] = _make(_name)
 
 
 def _infer_clip(call, bb):
@@ -132,14 +119,8 @@ def _infer_clip(call, bb):
     return x
 
 
-register_op(
-    "relax.clip",
-    3,
-    _infer_clip,
-    legalize=call_topi(topi.clip, "tir_clip"),
-    pattern=OpPatternKind.kElemWise,
-    description="Clamp x to [min, max] elementwise.",
-)
+register_topi_op("relax.clip", 3, _infer_clip, topi.clip, prim_name="tir_clip",
+                 pattern=OpPatternKind.kElemWise, description="Clamp x to [min, max] elementwise.")
 
 
 def clip(x, min, max) -> Call:  # noqa: A002 - TVM's names

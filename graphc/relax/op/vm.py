@@ -23,21 +23,17 @@ from ...ir.module import GlobalVar
 from ..expr import Call, Expr, ExternFunc, Tuple
 from ..struct_info import ObjectStructInfo, StructInfo, TupleStructInfo
 from .infer import op_label
-from .memory import as_dtype, as_prim, as_shape, as_str, shape_of_arg, tensor_of_shape_arg, void_struct_info
+from .memory import (
+    as_dtype,
+    as_prim,
+    as_shape,
+    as_str,
+    infer_alloc_storage,
+    infer_storage_tensor,
+    infer_void,
+    void_struct_info,
+)
 from .registry import Op, register_op
-
-
-def _infer_alloc_storage(call, bb) -> StructInfo:
-    shape_of_arg(call, 0, "size")
-    return ObjectStructInfo()
-
-
-def _infer_alloc_tensor(call, bb) -> StructInfo:
-    return tensor_of_shape_arg(call, 2, 3)
-
-
-def _infer_void(call, bb) -> StructInfo:
-    return void_struct_info()
 
 
 def _infer_call_tir_dyn(call, bb) -> StructInfo:
@@ -54,11 +50,11 @@ def _infer_call_builtin_with_ctx(call, bb) -> StructInfo:
     return call.sinfo_args[0] if call.sinfo_args else ObjectStructInfo()
 
 
-register_op("relax.vm.alloc_storage", 4, _infer_alloc_storage,
+register_op("relax.vm.alloc_storage", 4, infer_alloc_storage,
             description="Allocate VM storage (size in bytes, runtime_device_index, dtype, storage_scope).")
-register_op("relax.vm.alloc_tensor", 4, _infer_alloc_tensor,
+register_op("relax.vm.alloc_tensor", 4, infer_storage_tensor,
             description="A tensor in VM storage (storage, offset, shape, dtype).")
-register_op("relax.vm.kill_object", 1, _infer_void, purity=False,
+register_op("relax.vm.kill_object", 1, infer_void, purity=False,
             description="Release the register holding a storage or a tensor.")
 register_op("relax.vm.call_tir_dyn", 2, _infer_call_tir_dyn, purity=False,
             description="Call a PrimFunc on (args..., outputs..., shape): the shape's values are passed "

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from ...ir.transform import module_pass
 from ...tir.function import PrimFunc
-from .. import expr as E
+from .. import expr as relax_expr
 
 
 @module_pass(opt_level=0, name="AttachGlobalSymbol")
@@ -28,7 +28,7 @@ class AttachGlobalSymbol:
         for gv, func in mod.items():
             if isinstance(func, PrimFunc):
                 name = prefix + gv.name_hint
-            elif isinstance(func, E.Function):
+            elif isinstance(func, relax_expr.Function):
                 name = gv.name_hint
             else:
                 continue

@@ -30,7 +30,7 @@ from ...tir.arith import Analyzer
 from ...tir.expr import IntImm, PrimExpr
 from ...tir.expr import Var as TIRVar
 from ...tir.functor import substitute
-from .. import expr as E
+from .. import expr as relax_expr
 from ..expr_functor import ExprMutator
 from ..struct_info import (
     FuncStructInfo,
@@ -105,18 +105,18 @@ class SymbolicBinder(ExprMutator):
 
     def visit_ShapeExpr(self, expr):
         values = tuple(_subst(v, self.tir_map, self.analyzer) for v in expr.values)
-        return expr if all(a is b for a, b in zip(values, expr.values)) else E.ShapeExpr(values)
+        return expr if all(a is b for a, b in zip(values, expr.values)) else relax_expr.ShapeExpr(values)
 
     def visit_PrimValue(self, expr):
         value = _subst(expr.value, self.tir_map, self.analyzer)
-        return expr if value is expr.value else E.PrimValue(value)
+        return expr if value is expr.value else relax_expr.PrimValue(value)
 
     def visit_Call(self, call):
         new = super().visit_Call(call)
         sinfo_args = tuple(self.sinfo(s) for s in call.sinfo_args)
         if all(a is b for a, b in zip(sinfo_args, call.sinfo_args)):
             return new
-        return E.Call(new.op, new.args, new.attrs, sinfo_args)
+        return relax_expr.Call(new.op, new.args, new.attrs, sinfo_args)
 
     def visit_var_def(self, var):
         var = super().visit_var_def(var)
@@ -133,11 +133,11 @@ class SymbolicBinder(ExprMutator):
             return super().visit_match_cast(binding)
         value = self.visit_expr(binding.value)
         var = self.visit_var_def(binding.var)
-        if not (E.is_leaf(value) or isinstance(value, E.Tuple)):
+        if not (relax_expr.is_leaf(value) or isinstance(value, relax_expr.Tuple)):
             value = self.builder.emit(value)
-        self.builder.emit_normalized(E.MatchCast(var, value, sinfo))
+        self.builder.emit_normalized(relax_expr.MatchCast(var, value, sinfo))
 
-    def bind(self, func: E.Function) -> E.Function:
+    def bind(self, func: relax_expr.Function) -> relax_expr.Function:
         params = tuple(self.visit_var_def(p) for p in func.params if p not in self.values)
         body = self.visit_with_new_scope(func.body)
         ret = self.sinfo(func.ret_struct_info)
@@ -149,27 +149,27 @@ class SymbolicBinder(ExprMutator):
             bound_inputs = sum(1 for p in func.params[:num_input] if p in self.values)
             if bound_inputs:
                 attrs = dict(attrs, num_input=num_input - bound_inputs)
-        return E.Function(params, body, ret, func.is_pure, attrs)
+        return relax_expr.Function(params, body, ret, func.is_pure, attrs)
 
 
-def _as_value(value, param: E.Var):
-    if isinstance(value, E.Expr):
+def _as_value(value, param: relax_expr.Var):
+    if isinstance(value, relax_expr.Expr):
         return value
     if isinstance(value, np.ndarray | np.generic):
-        return E.Constant(np.asarray(value))
+        return relax_expr.Constant(np.asarray(value))
     if hasattr(value, "numpy") and hasattr(value, "shape") and hasattr(value, "dtype"):
         from ...runtime import Tensor
 
         if isinstance(value, Tensor):
-            return E.Constant(value)
+            return relax_expr.Constant(value)
         if hasattr(value, "detach"):  # a torch tensor: no autograd graph, on the CPU
             value = value.detach().cpu()
-        return E.Constant(np.require(value.numpy(), requirements="C"))
+        return relax_expr.Constant(np.require(value.numpy(), requirements="C"))
     raise TypeError(f"BindParams: parameter {param.name_hint!r} is bound to a {type(value).__name__}; "
                     "expected a numpy array, a graphc tensor or a Relax expression")
 
 
-def _match(param: E.Var, value: E.Expr, tir_map: dict, where: str) -> None:
+def _match(param: relax_expr.Var, value: relax_expr.Expr, tir_map: dict, where: str) -> None:
     """Check `value` against `param`'s struct info, recording symbolic sizes in `tir_map`."""
     expected, actual = param.struct_info, value.struct_info
     label = f"BindParams: parameter {param.name_hint!r} of {where}"
@@ -202,12 +202,12 @@ def _match(param: E.Var, value: E.Expr, tir_map: dict, where: str) -> None:
 
 def _find_function(mod, func_name: str):
     for gv, func in mod.items():
-        if not isinstance(func, E.Function):
+        if not isinstance(func, relax_expr.Function):
             continue
         symbol = func.attrs.get("global_symbol")
         if symbol == func_name or (symbol is None and gv.name_hint == func_name):
             return gv, func
-    names = ", ".join(gv.name_hint for gv, f in mod.items() if isinstance(f, E.Function)) or "none"
+    names = ", ".join(gv.name_hint for gv, f in mod.items() if isinstance(f, relax_expr.Function)) or "none"
     raise ValueError(f"BindParams: the module has no Relax function {func_name!r} "
                      f"(its Relax functions: {names})")
 
@@ -227,7 +227,7 @@ class BindParams:
             by_name.setdefault(p.name_hint, []).append(p)
         values: dict = {}
         for key, value in self.params.items():
-            if isinstance(key, E.Var):
+            if isinstance(key, relax_expr.Var):
                 if key not in func.params:
                     raise ValueError(f"BindParams: {key.name_hint!r} is not a parameter of function "
                                      f"{self.func_name!r}")

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from ...errors import TypeInferenceError
 from ...ir.transform import module_pass
-from .. import expr as E
+from .. import expr as relax_expr
 from ..expr_functor import ExprMutator
 from ..op.builtin import alloc_tensor
 from ..op.vm import call_tir_dyn
@@ -40,25 +40,26 @@ _DPS_OPS = ("relax.call_tir", "relax.call_dps_packed")
 
 
 class _CallTIRMutator(ExprMutator):
-    def visit_Call(self, call: E.Call):
+    def visit_Call(self, call: relax_expr.Call):
         call = super().visit_Call(call)
         if not any(is_op(call, name) for name in _DPS_OPS):
             return call
         outs = [self.builder.emit(alloc_tensor(s.shape, s.dtype, 0, "global"), "alloc")
                 for s in _output_sinfos(call)]
         callee, args = call.args[0], call.args[1]
-        if isinstance(args, E.Tuple):
+        if isinstance(args, relax_expr.Tuple):
             new_args = [*args.fields, *outs]
         else:
             new_args = [args, *outs]
         if len(call.args) == 3:
             self.builder.emit(call_tir_dyn(callee, [*new_args, call.args[2]]), "_")
         else:
-            self.builder.emit(E.Call(callee, new_args), "_")
-        return outs[0] if len(outs) == 1 and isinstance(call.struct_info, TensorStructInfo) else E.Tuple(outs)
+            self.builder.emit(relax_expr.Call(callee, new_args), "_")
+        return outs[0] if len(outs) == 1 and isinstance(call.struct_info,
+                                                        TensorStructInfo) else relax_expr.Tuple(outs)
 
 
-def _output_sinfos(call: E.Call) -> list:
+def _output_sinfos(call: relax_expr.Call) -> list:
     sinfo = call.struct_info
     fields = sinfo.fields if isinstance(sinfo, TupleStructInfo) else (sinfo,)
     for field in fields:

@@ -33,7 +33,7 @@ from __future__ import annotations
 from ...ir.transform import module_pass
 from ...tir.expr import IntImm
 from ...tir.expr import Var as TIRVar
-from .. import expr as E
+from .. import expr as relax_expr
 from ..expr_functor import ExprMutator, ExprVisitor
 from ..struct_info import ShapeStructInfo, TensorStructInfo, TupleStructInfo
 from .bind_params import SymbolicBinder
@@ -86,7 +86,7 @@ class _SymbolicCanonicalizer(SymbolicBinder):
             self.tir_map = dict(saved)
         if cond is expr.cond and branches[0] is expr.true_branch and branches[1] is expr.false_branch:
             return expr
-        return E.If(cond, *branches)
+        return relax_expr.If(cond, *branches)
 
     def visit_Function(self, func):
         saved = dict(self.tir_map)
@@ -108,7 +108,7 @@ class _Planner(ExprVisitor):
         self.known: dict = {}
 
     def _in_dataflow(self) -> bool:
-        return isinstance(self.block, E.DataflowBlock)
+        return isinstance(self.block, relax_expr.DataflowBlock)
 
     def visit_SeqExpr(self, expr):
         saved, self.block = self.block, None
@@ -128,17 +128,17 @@ class _Planner(ExprVisitor):
     def visit_binding(self, binding):
         value = binding.value
         # a match_cast to exactly the value's struct info checks nothing and defines nothing
-        same_sinfo = not isinstance(binding, E.MatchCast) or identity_key(
+        same_sinfo = not isinstance(binding, relax_expr.MatchCast) or identity_key(
             binding.var.struct_info) == identity_key(value.struct_info)
-        if isinstance(value, E.TupleGetItem):
+        if isinstance(value, relax_expr.TupleGetItem):
             tup = value.tuple_value
-            while isinstance(tup, E.Var) and tup in self.known:
+            while isinstance(tup, relax_expr.Var) and tup in self.known:
                 tup = self.known[tup]
-            if isinstance(tup, E.Tuple):
+            if isinstance(tup, relax_expr.Tuple):
                 value = tup.fields[value.index]
-        if isinstance(value, E.Var) and same_sinfo:
+        if isinstance(value, relax_expr.Var) and same_sinfo:
             self.trivial[binding.var] = value
-        if isinstance(value, E.Constant):
+        if isinstance(value, relax_expr.Constant):
             self.constants[binding.var] = value
         self.known[binding.var] = value
         self.def_block[binding.var] = self.block
@@ -157,15 +157,15 @@ class _Planner(ExprVisitor):
         replace_usage: dict = {}
         remove: set = set()
         for var in self.defined_in_dataflow:
-            if not isinstance(var, E.DataflowVar) and var not in self.used_outside_home:
-                new = E.DataflowVar(var.name_hint, var.struct_info)
+            if not isinstance(var, relax_expr.DataflowVar) and var not in self.used_outside_home:
+                new = relax_expr.DataflowVar(var.name_hint, var.struct_info)
                 replace_binding[var] = replace_usage[var] = new
         for var, target in self.trivial.items():
             while target in self.trivial:
                 target = self.trivial[target]
             while target in replace_binding:
                 target = replace_binding[target]
-            if isinstance(var, E.DataflowVar) or not isinstance(target, E.DataflowVar) \
+            if isinstance(var, relax_expr.DataflowVar) or not isinstance(target, relax_expr.DataflowVar) \
                     or var not in self.used_outside_home:
                 replace_usage[var] = target  # read the earlier var directly
             else:
@@ -198,7 +198,7 @@ class _Canonicalizer(ExprMutator):
         return super().visit_Var(var)
 
 
-def canonicalize_bindings(func: E.Function, mod=None) -> E.Function:
+def canonicalize_bindings(func: relax_expr.Function, mod=None) -> relax_expr.Function:
     """`func` with its trivial bindings removed (the same object when there are none)."""
     func = _SymbolicCanonicalizer(mod).visit_expr(func)
     planner = _Planner()
@@ -212,7 +212,7 @@ class CanonicalizeBindings:
 
     def transform_module(self, mod, ctx):
         for gv, func in mod.items():
-            if isinstance(func, E.Function):
+            if isinstance(func, relax_expr.Function):
                 new = canonicalize_bindings(func, mod)
                 if new is not func:
                     mod[gv] = new

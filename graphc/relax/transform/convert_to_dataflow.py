@@ -21,7 +21,7 @@ only inside their new block become dataflow vars.
 from __future__ import annotations
 
 from ...ir.transform import module_pass
-from .. import expr as E
+from .. import expr as relax_expr
 from ..expr_functor import ExprMutator
 from .canonicalize_bindings import canonicalize_bindings
 from .dead_code_elimination import contains_impure_call
@@ -36,9 +36,9 @@ class _Grouper(ExprMutator):
 
     def _is_dataflow(self, binding) -> bool:
         value = binding.value
-        if isinstance(value, E.If):
+        if isinstance(value, relax_expr.If):
             return False
-        return not (isinstance(value, E.Call) and contains_impure_call(value, self.mod))
+        return not (isinstance(value, relax_expr.Call) and contains_impure_call(value, self.mod))
 
     def regroup(self, blocks) -> list:
         out: list = []
@@ -50,15 +50,15 @@ class _Grouper(ExprMutator):
             nonlocal plain, run, run_has_dataflow_block
             if run and (run_has_dataflow_block or len(run) >= self.min_size):
                 if plain:
-                    out.append(E.BindingBlock(plain))
-                out.append(E.DataflowBlock(run))
+                    out.append(relax_expr.BindingBlock(plain))
+                out.append(relax_expr.DataflowBlock(run))
                 plain = []
             else:
                 plain.extend(run)
             run, run_has_dataflow_block = [], False
 
         for block in blocks:
-            if isinstance(block, E.DataflowBlock):
+            if isinstance(block, relax_expr.DataflowBlock):
                 run.extend(block.bindings)
                 run_has_dataflow_block = True
                 continue
@@ -70,17 +70,17 @@ class _Grouper(ExprMutator):
                     plain.append(binding)
         close_run()
         if plain:
-            out.append(E.BindingBlock(plain))
+            out.append(relax_expr.BindingBlock(plain))
         return out
 
     def visit_with_new_scope(self, expr):
-        if isinstance(expr, E.SeqExpr):
+        if isinstance(expr, relax_expr.SeqExpr):
             blocks = self.regroup(expr.blocks)
             same = len(blocks) == len(expr.blocks) and all(
                 type(a) is type(b) and len(a.bindings) == len(b.bindings)
                 and all(x is y for x, y in zip(a.bindings, b.bindings)) for a, b in zip(blocks, expr.blocks))
             if not same:
-                expr = E.SeqExpr(blocks, expr.body)
+                expr = relax_expr.SeqExpr(blocks, expr.body)
         return super().visit_with_new_scope(expr)
 
 
@@ -95,7 +95,7 @@ class ConvertToDataflow:
 
     def transform_module(self, mod, ctx):
         for gv, func in mod.items():
-            if isinstance(func, E.Function):
+            if isinstance(func, relax_expr.Function):
                 new = _Grouper(mod, self.min_size).visit_expr(func)
                 if new is not func:
                     mod[gv] = canonicalize_bindings(new, mod)

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from ...errors import GraphcError
 from ...ir.transform import FunctionPass, Pass, make_pass_decorator
-from .. import expr as E
+from .. import expr as relax_expr
 from ..expr_functor import ExprMutator
 from ..struct_info import is_base_of
 
@@ -49,7 +49,7 @@ class _BlockRewriter(ExprMutator):
 
     def visit_expr(self, expr):
         new = super().visit_expr(expr)
-        if isinstance(new, E.Expr) and new.struct_info_ is None:
+        if isinstance(new, relax_expr.Expr) and new.struct_info_ is None:
             new = self.builder.normalize(new)  # values the pass built without struct info
         return new
 
@@ -59,7 +59,7 @@ class _BlockRewriter(ExprMutator):
             # the pass changed the value's struct info under an old var: give it a new var
             new_var = type(var)(var.name_hint, value.struct_info)
             self.var_remap[binding.var] = new_var
-            binding = E.VarBinding(new_var, value)
+            binding = relax_expr.VarBinding(new_var, value)
         super().reemit_binding(binding, value)
 
     def visit_dataflow_block(self, block):
@@ -67,12 +67,12 @@ class _BlockRewriter(ExprMutator):
         if new is block:
             return super().visit_dataflow_block(block)
         name = self.pass_obj.info.name
-        if not isinstance(new, E.DataflowBlock):
+        if not isinstance(new, relax_expr.DataflowBlock):
             raise GraphcError(
                 f"dataflow block pass {name} must return a DataflowBlock, got {type(new).__name__}")
         defined = {b.var for b in new.bindings}
         lost = [b.var.name_hint for b in block.bindings
-                if not isinstance(b.var, E.DataflowVar) and b.var not in defined]
+                if not isinstance(b.var, relax_expr.DataflowVar) and b.var not in defined]
         if lost:
             raise GraphcError(
                 f"dataflow block pass {name} removed the block's output var(s) {', '.join(lost)}, which "
@@ -92,7 +92,7 @@ class DataflowBlockPass(Pass):
         result = mod.copy()
         rewriter = _BlockRewriter(mod, self, ctx)
         for gv, func in mod.items():
-            if isinstance(func, E.Function):
+            if isinstance(func, relax_expr.Function):
                 new = rewriter.visit_expr(func)
                 if new is not func:
                     result[gv] = new
@@ -110,7 +110,7 @@ def dataflowblock_pass(pass_func=None, opt_level=0, name=None, required=None, tr
 class RelaxFunctionPass(FunctionPass):
     """A pass applying `pass_func(func, mod, ctx) -> func` to every Relax function (None removes it)."""
 
-    function_types = (E.Function,)
+    function_types = (relax_expr.Function,)
 
 
 def function_pass(pass_func=None, opt_level=0, name=None, required=None, traceable=False):

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from ...ir.module import GlobalVar, IRModule
 from ...ir.transform import module_pass
-from .. import expr as E
+from .. import expr as relax_expr
 from ..analysis import all_global_vars, free_vars
 from ..expr_functor import ExprMutator, ExprVisitor
 from ..op.registry import Op
@@ -37,16 +37,16 @@ __all__ = ["DeadCodeElimination"]
 # --- purity ---------------------------------------------------------------------------------
 
 
-def _is_impure_call(call: E.Call, mod: IRModule | None) -> bool:
+def _is_impure_call(call: relax_expr.Call, mod: IRModule | None) -> bool:
     op = call.op
     if isinstance(op, Op):
         return not op.info.purity
     if isinstance(op, GlobalVar):
         func = mod[op] if mod is not None and op in mod else None
-        return not (isinstance(func, E.Function) and func.is_pure)
-    if isinstance(op, E.ExternFunc):
+        return not (isinstance(func, relax_expr.Function) and func.is_pure)
+    if isinstance(op, relax_expr.ExternFunc):
         return True  # a packed runtime function may do anything
-    sinfo = op.struct_info_ if isinstance(op, E.Expr) else None
+    sinfo = op.struct_info_ if isinstance(op, relax_expr.Expr) else None
     return not (isinstance(sinfo, FuncStructInfo) and sinfo.purity)
 
 
@@ -96,7 +96,7 @@ class _BindingCollector(ExprVisitor):
         super().visit_binding(binding)
 
 
-def _dead_bindings(func: E.Function, mod: IRModule | None) -> set:
+def _dead_bindings(func: relax_expr.Function, mod: IRModule | None) -> set:
     collector = _BindingCollector()
     collector.visit_expr(func)
     live: set = set(collector.roots)
@@ -110,7 +110,7 @@ def _dead_bindings(func: E.Function, mod: IRModule | None) -> set:
             continue
         deps = free_vars(binding.value)
         shape = getattr(binding.var.struct_info_, "shape", None)
-        if isinstance(shape, E.Var):
+        if isinstance(shape, relax_expr.Var):
             deps.append(shape)
         for dep in deps:
             if dep not in live:
@@ -120,7 +120,7 @@ def _dead_bindings(func: E.Function, mod: IRModule | None) -> set:
 
 
 def _must_keep(binding, mod, param_symbols: set) -> bool:
-    if isinstance(binding, E.MatchCast):
+    if isinstance(binding, relax_expr.MatchCast):
         # it may define symbolic vars that later struct info relies on
         if any(v not in param_symbols for v in tir_vars_in_struct_info(binding.struct_info)):
             return True
@@ -137,7 +137,7 @@ class _Remover(ExprMutator):
             super().visit_binding(binding)
 
 
-def remove_all_unused(func: E.Function, mod: IRModule | None = None) -> E.Function:
+def remove_all_unused(func: relax_expr.Function, mod: IRModule | None = None) -> relax_expr.Function:
     """`func` without its dead bindings (the same object when there are none; TVM's
     `RemoveAllUnused`). `mod` resolves calls of module functions for purity."""
     dead = _dead_bindings(func, mod)
@@ -153,14 +153,15 @@ def remove_all_unused(func: E.Function, mod: IRModule | None = None) -> E.Functi
 
 def is_externally_visible(func) -> bool:
     """Functions with a `global_symbol` attribute (and extern functions) are callable from outside."""
-    if isinstance(func, E.ExternFunc):
+    if isinstance(func, relax_expr.ExternFunc):
         return True
     attrs = getattr(func, "attrs", None) or {}
     return attrs.get("global_symbol") is not None
 
 
 def _remove_unreachable(mod: IRModule, entries: set) -> IRModule:
-    callees = {gv: all_global_vars(f) if isinstance(f, E.Function) else [] for gv, f in mod.functions.items()}
+    callees = {gv: all_global_vars(f) if isinstance(f, relax_expr.Function) else [] for gv,
+               f in mod.functions.items()}
     reachable, work = set(entries), list(entries)
     while work:
         gv = work.pop()
@@ -204,7 +205,7 @@ class DeadCodeElimination:
         mod = _remove_unreachable(mod, entries)
         changed = False
         for gv, func in mod.items():
-            if isinstance(func, E.Function):
+            if isinstance(func, relax_expr.Function):
                 new = remove_all_unused(func, mod)
                 if new is not func:
                     if not changed:

@@ -29,7 +29,7 @@ default). `func_name` restricts the pass to one function.
 from __future__ import annotations
 
 from ...ir.transform import module_pass
-from .. import expr as E
+from .. import expr as relax_expr
 from .. import op as ops
 from ..expr_functor import ExprMutator
 from ..op.registry import Op
@@ -40,7 +40,7 @@ __all__ = ["DecomposeOpsForInference", "DecomposeOpsForTraining"]
 _MOMENTUM = 0.1  # TVM's default batch_norm momentum (graphc's batch_norm has no momentum attribute)
 
 
-def _data(call: E.Call) -> TensorStructInfo | None:
+def _data(call: relax_expr.Call) -> TensorStructInfo | None:
     sinfo = call.args[0].struct_info
     if isinstance(sinfo, TensorStructInfo) and sinfo.ndim >= 0 and not sinfo.is_unknown_dtype:
         return sinfo
@@ -55,10 +55,10 @@ def _expand_to(value, ndim: int, axis: int):
 
 def _normalize(x, mean, var, epsilon: float, dtype: str):
     """(x - mean) * rsqrt(var + epsilon)"""
-    return ops.multiply(ops.subtract(x, mean), ops.rsqrt(ops.add(var, E.const(epsilon, dtype))))
+    return ops.multiply(ops.subtract(x, mean), ops.rsqrt(ops.add(var, relax_expr.const(epsilon, dtype))))
 
 
-def decompose_batch_norm(call: E.Call):
+def decompose_batch_norm(call: relax_expr.Call):
     """Inference batch_norm: normalize with the moving statistics; the tuple result is kept."""
     sinfo = _data(call)
     if sinfo is None:
@@ -68,10 +68,10 @@ def decompose_batch_norm(call: E.Call):
     expand = lambda v: _expand_to(v, sinfo.ndim, axis)  # noqa: E731
     out = _normalize(x, expand(mean), expand(var), call.attrs["epsilon"], sinfo.dtype)
     out = ops.add(ops.multiply(out, expand(gamma)), expand(beta))
-    return E.Tuple([out, mean, var])
+    return relax_expr.Tuple([out, mean, var])
 
 
-def decompose_layer_norm(call: E.Call):
+def decompose_layer_norm(call: relax_expr.Call):
     """layer_norm over its axes: (x - mean) * rsqrt(var + epsilon) * gamma + beta."""
     sinfo = _data(call)
     if sinfo is None:
@@ -84,7 +84,7 @@ def decompose_layer_norm(call: E.Call):
     return ops.add(ops.multiply(out, gamma), beta)
 
 
-def training_batch_norm(call: E.Call):
+def training_batch_norm(call: relax_expr.Call):
     """batch_norm with the batch's statistics; returns (output, new moving mean, new moving var)."""
     sinfo = _data(call)
     if sinfo is None:
@@ -93,12 +93,12 @@ def training_batch_norm(call: E.Call):
     axis = call.attrs["axis"] % sinfo.ndim
     reduce_axes = [i for i in range(sinfo.ndim) if i != axis]
     mean, var = ops.mean(x, reduce_axes), ops.variance(x, reduce_axes)
-    inference = E.Call(call.op, [x, gamma, beta, mean, var], call.attrs)
+    inference = relax_expr.Call(call.op, [x, gamma, beta, mean, var], call.attrs)
     decomposed = decompose_batch_norm(inference)
-    momentum, keep = E.const(_MOMENTUM, sinfo.dtype), E.const(1.0 - _MOMENTUM, sinfo.dtype)
+    momentum, keep = relax_expr.const(_MOMENTUM, sinfo.dtype), relax_expr.const(1.0 - _MOMENTUM, sinfo.dtype)
     new_mean = ops.add(ops.multiply(keep, moving_mean), ops.multiply(momentum, decomposed.fields[1]))
     new_var = ops.add(ops.multiply(keep, moving_var), ops.multiply(momentum, decomposed.fields[2]))
-    return E.Tuple([decomposed.fields[0], new_mean, new_var])
+    return relax_expr.Tuple([decomposed.fields[0], new_mean, new_var])
 
 
 class _Decomposer(ExprMutator):
@@ -113,12 +113,13 @@ class _Decomposer(ExprMutator):
 
 
 def _run(mod, rules: dict, func_name: str | None, pass_name: str):
-    if func_name is not None and not (func_name in mod and isinstance(mod[func_name], E.Function)):
-        names = ", ".join(gv.name_hint for gv, f in mod.items() if isinstance(f, E.Function)) or "none"
+    if func_name is not None and not (func_name in mod and isinstance(mod[func_name], relax_expr.Function)):
+        names = ", ".join(gv.name_hint for gv, f in mod.items() if isinstance(f,
+                                                                              relax_expr.Function)) or "none"
         raise ValueError(f"{pass_name}: the module has no Relax function {func_name!r} (its Relax functions: "
                          f"{names})")
     for gv, func in mod.items():
-        if isinstance(func, E.Function) and func_name in (None, gv.name_hint):
+        if isinstance(func, relax_expr.Function) and func_name in (None, gv.name_hint):
             new = _Decomposer(mod, rules).visit_expr(func)
             if new is not func:
                 mod[gv] = new

@@ -30,7 +30,7 @@ import numpy as np
 
 from ...ir.module import GlobalVar
 from ...ir.transform import module_pass
-from .. import expr as E
+from .. import expr as relax_expr
 from ..expr_functor import ExprMutator
 from .dead_code_elimination import contains_impure_call
 
@@ -69,8 +69,9 @@ class _CSE(ExprMutator):
 
     def visit_binding(self, binding):
         value = self.visit_expr(binding.value)
-        cast = binding.struct_info if isinstance(binding, E.MatchCast) else None
-        if (self.call_only and not isinstance(value, E.Call)) or contains_impure_call(value, self.mod):
+        cast = binding.struct_info if isinstance(binding, relax_expr.MatchCast) else None
+        if (self.call_only and not isinstance(value, relax_expr.Call)) or contains_impure_call(value,
+                                                                                               self.mod):
             return self._emit(binding, value)
         key = identity_key((value, cast))
         vars_ = self.seen.get(key)
@@ -79,15 +80,15 @@ class _CSE(ExprMutator):
             return self._emit(binding, value)
         first = vars_[0]
         vars_.append(binding.var)
-        self.builder.emit_normalized(E.VarBinding(binding.var, first))
+        self.builder.emit_normalized(relax_expr.VarBinding(binding.var, first))
         self.var_remap[binding.var] = first
 
     def _emit(self, binding, value):
-        if isinstance(binding, E.MatchCast):
+        if isinstance(binding, relax_expr.MatchCast):
             if value is binding.value:
                 self.builder.emit_normalized(binding)
             else:
-                self.builder.emit_normalized(E.MatchCast(binding.var, value, binding.struct_info))
+                self.builder.emit_normalized(relax_expr.MatchCast(binding.var, value, binding.struct_info))
         else:
             self.reemit_binding(binding, value)
 
@@ -96,7 +97,7 @@ class _CSE(ExprMutator):
         out = super().visit_dataflow_block(block)
         self.var_remap = saved  # uses after the block must not read its dataflow vars
         for vars_ in self.seen.values():
-            vars_[:] = [v for v in vars_ if not isinstance(v, E.DataflowVar)]
+            vars_[:] = [v for v in vars_ if not isinstance(v, relax_expr.DataflowVar)]
         return out
 
     def visit_If(self, expr):
@@ -108,7 +109,7 @@ class _CSE(ExprMutator):
             self.var_remap, self.seen = saved_remap, saved_seen
         if cond is expr.cond and branches[0] is expr.true_branch and branches[1] is expr.false_branch:
             return expr
-        return E.If(cond, *branches)
+        return relax_expr.If(cond, *branches)
 
     def visit_Function(self, func):
         if self.seen or self.var_remap:
@@ -125,7 +126,7 @@ class EliminateCommonSubexpr:
 
     def transform_module(self, mod, ctx):
         for gv, func in mod.items():
-            if isinstance(func, E.Function):
+            if isinstance(func, relax_expr.Function):
                 new = _CSE(mod, self.call_only).visit_expr(func)
                 if new is not func:
                     mod[gv] = new

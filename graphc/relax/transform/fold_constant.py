@@ -40,9 +40,10 @@ from ...errors import GraphcError
 from ...ir.module import GlobalVar, IRModule
 from ...ir.structural import structural_equal, structural_hash
 from ...ir.transform import PassContext, module_pass
+from ...target import build as target_build
 from ...tir.expr import FloatImm, IntImm
 from ...tir.function import PrimFunc
-from .. import expr as E
+from .. import expr as relax_expr
 from ..analysis import all_global_vars
 from ..block_builder import BlockBuilder
 from ..expr_functor import ExprMutator
@@ -77,13 +78,13 @@ def _static_outputs(sinfo) -> list | None:
 
 def _is_constant_arg(expr) -> bool:
     """Arguments an operator call may have and still be folded."""
-    if isinstance(expr, E.Tuple):
+    if isinstance(expr, relax_expr.Tuple):
         return all(_is_constant_arg(f) for f in expr.fields)
-    if isinstance(expr, E.ShapeExpr):
+    if isinstance(expr, relax_expr.ShapeExpr):
         return all(isinstance(v, IntImm) for v in expr.values)
-    if isinstance(expr, E.PrimValue):
+    if isinstance(expr, relax_expr.PrimValue):
         return isinstance(expr.value, IntImm | FloatImm)
-    return isinstance(expr, E.Constant | E.StringImm | E.DataTypeImm)
+    return isinstance(expr, relax_expr.Constant | relax_expr.StringImm | relax_expr.DataTypeImm)
 
 
 class _ConstantFolder(ExprMutator):
@@ -99,14 +100,14 @@ class _ConstantFolder(ExprMutator):
     def visit_Var(self, var):
         var = super().visit_Var(var)
         value = self.builder.lookup_binding(var)
-        return value if isinstance(value, E.Constant) else var
+        return value if isinstance(value, relax_expr.Constant) else var
 
     def visit_TupleGetItem(self, expr):
         expr = super().visit_TupleGetItem(expr)
         tup = expr.tuple_value
-        if isinstance(tup, E.Var):
+        if isinstance(tup, relax_expr.Var):
             tup = self.builder.lookup_binding(tup)
-        if isinstance(tup, E.Tuple) and isinstance(tup.fields[expr.index], E.Constant):
+        if isinstance(tup, relax_expr.Tuple) and isinstance(tup.fields[expr.index], relax_expr.Constant):
             return tup.fields[expr.index]  # a field of a folded multi-output call
         return expr
 
@@ -123,17 +124,17 @@ class _ConstantFolder(ExprMutator):
             return self._fold_by_legalizing(call) or call
         return call
 
-    def _inline_shapes(self, call: E.Call) -> E.Call:
+    def _inline_shapes(self, call: relax_expr.Call) -> relax_expr.Call:
         args = []
         for arg in call.args:
-            value = self.builder.lookup_binding(arg) if isinstance(arg, E.Var) else None
-            args.append(value if isinstance(value, E.ShapeExpr) else arg)
+            value = self.builder.lookup_binding(arg) if isinstance(arg, relax_expr.Var) else None
+            args.append(value if isinstance(value, relax_expr.ShapeExpr) else arg)
         if all(a is b for a, b in zip(args, call.args)):
             return call
-        return self.builder.normalize(E.Call(call.op, args, call.attrs, call.sinfo_args))
+        return self.builder.normalize(relax_expr.Call(call.op, args, call.attrs, call.sinfo_args))
 
     # -- evaluation ------------------------------------------------------------------------
-    def _fold_by_legalizing(self, call: E.Call):
+    def _fold_by_legalizing(self, call: relax_expr.Call):
         scratch = BlockBuilder()
         scratch.begin_binding_block()
         try:
@@ -142,23 +143,23 @@ class _ConstantFolder(ExprMutator):
             return None  # LegalizeOps will report it, with its context
         if scratch.end_block().bindings:
             return None  # the legalization needs helper bindings: leave it to LegalizeOps
-        op = legalized.op if isinstance(legalized, E.Call) else None
+        op = legalized.op if isinstance(legalized, relax_expr.Call) else None
         if not (isinstance(op, Op) and op.name == _CALL_TIR):
             return None
         return self._fold_call_tir(legalized, scratch.get())
 
-    def _fold_call_tir(self, call: E.Call, mod: IRModule):
+    def _fold_call_tir(self, call: relax_expr.Call, mod: IRModule):
         gv = call.args[0]
         func = mod[gv] if isinstance(gv, GlobalVar) and gv.name_hint in mod else None
         if not isinstance(func, PrimFunc):
             return None
-        inputs = call.args[1].fields if isinstance(call.args[1], E.Tuple) else None
-        if inputs is None or not all(isinstance(a, E.Constant) for a in inputs):
+        inputs = call.args[1].fields if isinstance(call.args[1], relax_expr.Tuple) else None
+        if inputs is None or not all(isinstance(a, relax_expr.Constant) for a in inputs):
             return None
         scalars = []
         if len(call.args) == 3:
             tir_vars = call.args[2]
-            if not (isinstance(tir_vars, E.ShapeExpr) and _is_constant_arg(tir_vars)):
+            if not (isinstance(tir_vars, relax_expr.ShapeExpr) and _is_constant_arg(tir_vars)):
                 return None
             scalars = [int(v.value) for v in tir_vars.values]
         outputs = _static_outputs(call.sinfo_args[0])
@@ -175,8 +176,8 @@ class _ConstantFolder(ExprMutator):
         results = [np.zeros(shape, dtype) for shape, dtype in outputs]
         kernel(*arrays, *results, *scalars)
         if isinstance(call.sinfo_args[0], TupleStructInfo):
-            return E.Tuple([E.Constant(r) for r in results])
-        return E.Constant(results[0])
+            return relax_expr.Tuple([relax_expr.Constant(r) for r in results])
+        return relax_expr.Constant(results[0])
 
     def _kernel(self, func: PrimFunc):
         """The CPU kernel of `func` (built once per structurally distinct PrimFunc), or None."""
@@ -184,19 +185,18 @@ class _ConstantFolder(ExprMutator):
         for known, kernel in self._kernels.get(key, ()):
             if known is func or structural_equal(known, func):
                 return kernel
-        from ...driver import build
-
         try:
             with self._build_ctx:
-                kernel = build(func, target="llvm", name="fold_constant_kernel")["fold_constant_kernel"]
-        except Exception:  # noqa: BLE001 - any build failure (GPU-only schedule, ...) means "do not fold"
+                named = func.with_attr("global_symbol", "fold_constant_kernel")
+                kernel = target_build(named, "llvm")["fold_constant_kernel"]
+        except GraphcError:  # a function the CPU cannot run (a GPU-only schedule, ...): do not fold
             kernel = None
         self._kernels.setdefault(key, []).append((func, kernel))
         return kernel
 
 
 def _referenced(mod: IRModule) -> set[str]:
-    funcs = [f for f in mod.functions.values() if isinstance(f, E.Function)]
+    funcs = [f for f in mod.functions.values() if isinstance(f, relax_expr.Function)]
     return {gv.name_hint for f in funcs for gv in all_global_vars(f)}
 
 
@@ -218,7 +218,7 @@ class FoldConstant:
         used_before = _referenced(mod)
         changed = False
         for gv, func in mod.items():
-            if not isinstance(func, E.Function):
+            if not isinstance(func, relax_expr.Function):
                 continue
             new = remove_all_unused(folder.visit_expr(func), mod)
             if new is not func:

@@ -57,9 +57,9 @@ from ...ir.transform import module_pass
 from ...tir.expr import Var as TIRVar
 from ...tir.function import PrimFunc
 from ...tir.functor import substitute
-from .. import expr as E
+from .. import expr as relax_expr
 from ..analysis.graph_partitioner import GraphPartitioner, Group, Node
-from ..analysis.vars import free_symbolic_vars
+from ..analysis.vars import free_symbolic_vars, used_vars
 from ..block_builder import finish_seq
 from ..expr_functor import ExprMutator, ExprVisitor
 from ..op.registry import Op, OpPatternKind
@@ -82,13 +82,13 @@ CALL_TIR = "relax.call_tir"
 
 def is_primitive(func) -> bool:
     """A Relax function made by FuseOps (attribute `Primitive` set to a true value)."""
-    return isinstance(func, E.Function) and bool(func.attrs.get("Primitive"))
+    return isinstance(func, relax_expr.Function) and bool(func.attrs.get("Primitive"))
 
 
-def call_tir_args(call: E.Call) -> tuple:
+def call_tir_args(call: relax_expr.Call) -> tuple:
     """The tensor arguments of a `call_tir` (its second argument, a tuple)."""
     args = call.args[1]
-    return args.fields if isinstance(args, E.Tuple) else (args,)
+    return args.fields if isinstance(args, relax_expr.Tuple) else (args,)
 
 
 # --- symbolic variables --------------------------------------------------------------------
@@ -142,33 +142,33 @@ class _SymbolicSubstitutor(ExprMutator):
 
     def visit_ShapeExpr(self, expr):
         values = tuple(substitute(v, self.vmap) for v in expr.values)
-        return expr if all(a is b for a, b in zip(values, expr.values)) else E.ShapeExpr(values)
+        return expr if all(a is b for a, b in zip(values, expr.values)) else relax_expr.ShapeExpr(values)
 
     def visit_PrimValue(self, expr):
         value = substitute(expr.value, self.vmap)
-        return expr if value is expr.value else E.PrimValue(value)
+        return expr if value is expr.value else relax_expr.PrimValue(value)
 
     def visit_Call(self, call):
         new = super().visit_Call(call)
         sinfo_args = tuple(substitute_struct_info(s, self.vmap) for s in call.sinfo_args)
         if all(a is b for a, b in zip(sinfo_args, call.sinfo_args)):
             return new
-        return E.Call(new.op, new.args, new.attrs, sinfo_args)
+        return relax_expr.Call(new.op, new.args, new.attrs, sinfo_args)
 
     def visit_match_cast(self, binding):
         sinfo = substitute_struct_info(binding.struct_info, self.vmap)
         value = self.visit_expr(binding.value)
         var = self.visit_var_def(binding.var)
-        self.builder.emit_normalized(E.MatchCast(var, value, sinfo))
+        self.builder.emit_normalized(relax_expr.MatchCast(var, value, sinfo))
 
-    def rewrite(self, func: E.Function) -> E.Function:
+    def rewrite(self, func: relax_expr.Function) -> relax_expr.Function:
         params = [self.visit_var_def(p) for p in func.params]
         body = self.visit_with_new_scope(func.body)
         ret = substitute_struct_info(func.ret_struct_info, self.vmap)
-        return E.Function(params, body, ret, func.is_pure, func.attrs)
+        return relax_expr.Function(params, body, ret, func.is_pure, func.attrs)
 
 
-def renew_symbolic_vars(func: E.Function) -> E.Function:
+def renew_symbolic_vars(func: relax_expr.Function) -> relax_expr.Function:
     """`func` with fresh tir.Vars for the symbolic vars its parameters define (TVM's
     SymbolicVarRenewMutator), so that no two functions share one."""
     vmap = {}
@@ -192,11 +192,12 @@ class _GraphCreator:
 
     def build(self):
         for _, func in self.mod.items():
-            if isinstance(func, E.Function) and not is_primitive(func) and "Codegen" not in func.attrs:
+            if isinstance(func,
+                          relax_expr.Function) and not is_primitive(func) and "Codegen" not in func.attrs:
                 self.visit_function(func)
         return self
 
-    def visit_function(self, func: E.Function) -> None:
+    def visit_function(self, func: relax_expr.Function) -> None:
         for param in func.params:
             node = self.create(param)
             node.extern_ref = True
@@ -207,25 +208,25 @@ class _GraphCreator:
         self._visit_seq(func.body)
 
     def _visit_seq(self, body) -> None:
-        if not isinstance(body, E.SeqExpr):
+        if not isinstance(body, relax_expr.SeqExpr):
             return
         for block in body.blocks:
-            if not isinstance(block, E.DataflowBlock):
+            if not isinstance(block, relax_expr.DataflowBlock):
                 continue  # ordinary blocks may be impure: never fused
             for binding in block.bindings:
                 self.visit_binding(binding)
 
-    def visit_binding(self, binding: E.Binding) -> None:
+    def visit_binding(self, binding: relax_expr.Binding) -> None:
         node = self.create(binding.var)
-        if isinstance(binding, E.MatchCast):
+        if isinstance(binding, relax_expr.MatchCast):
             node.pattern = K.kOpaque
         else:
-            if not isinstance(binding.var, E.DataflowVar):
+            if not isinstance(binding.var, relax_expr.DataflowVar):
                 node.extern_ref = True  # an output of the dataflow block
             value = binding.value
-            if isinstance(value, E.Call):
+            if isinstance(value, relax_expr.Call):
                 self.visit_call(value, node)
-            elif isinstance(value, E.TupleGetItem):
+            elif isinstance(value, relax_expr.TupleGetItem):
                 pattern = K.kOpaque if value.tuple_value in self.input_params else K.kInjective
                 node.pattern = pattern
                 self.visit_leaf(value.tuple_value, node, pattern)
@@ -235,7 +236,7 @@ class _GraphCreator:
                     self.visit_leaf(leaf, node, K.kOpaque)
         self.add(node)
 
-    def visit_call(self, call: E.Call, node: Node) -> None:
+    def visit_call(self, call: relax_expr.Call, node: Node) -> None:
         args = call.args
         pattern = K.kOpaque
         if isinstance(call.op, Op):
@@ -252,11 +253,11 @@ class _GraphCreator:
             self.visit_leaf(arg, node, pattern)
 
     def visit_leaf(self, leaf, node: Node, pattern: OpPatternKind) -> None:
-        if isinstance(leaf, E.Tuple):
+        if isinstance(leaf, relax_expr.Tuple):
             for field in leaf.fields:
                 self.visit_leaf(field, node, pattern)
             return
-        if not isinstance(leaf, E.LeafExpr) or isinstance(leaf, E.ExternFunc):
+        if not isinstance(leaf, relax_expr.LeafExpr) or isinstance(leaf, relax_expr.ExternFunc):
             return  # GlobalVars, operators
         source = self.node_map.get(leaf)
         if source is None:  # a constant, or a var bound outside the dataflow blocks
@@ -283,7 +284,7 @@ def _used_leaves(expr) -> list:
             out.append(var)
 
         def visit_LeafExpr(self, leaf):
-            if isinstance(leaf, E.Constant):
+            if isinstance(leaf, relax_expr.Constant):
                 out.append(leaf)
 
     _Leaves().visit_expr(expr)
@@ -299,11 +300,11 @@ def _sanitize(name: str) -> str:
 
 def _is_inlinable_constant(expr) -> bool:
     """PrimValues and shapes without symbolic vars stay inside the grouped function."""
-    if isinstance(expr, E.Tuple):
+    if isinstance(expr, relax_expr.Tuple):
         return all(_is_inlinable_constant(f) for f in expr.fields)
-    if isinstance(expr, E.PrimValue):
+    if isinstance(expr, relax_expr.PrimValue):
         return not free_symbolic_vars(expr)
-    if isinstance(expr, E.ShapeExpr):
+    if isinstance(expr, relax_expr.ShapeExpr):
         return not free_symbolic_vars(expr)
     return False
 
@@ -313,21 +314,21 @@ class _FunctionCreator(ExprMutator):
 
     def __init__(self, mod):
         super().__init__(mod)
-        self.bindings: list[E.Binding] = []
-        self.params: list[E.Var] = []
+        self.bindings: list[relax_expr.Binding] = []
+        self.params: list[relax_expr.Var] = []
         self.arguments: list = []
         self.name_hint = "fused"
-        self.function: E.Function | None = None
-        self.output_vars: list[E.Var] = []
+        self.function: relax_expr.Function | None = None
+        self.output_vars: list[relax_expr.Var] = []
         self._defined: set = set()
         self._n_const = 0
         self._tuple_param_index: dict = {}
         self._partial_tuples: dict = {}  # tuple argument -> indices its TupleGetItems read
 
-    def append_binding(self, binding: E.Binding) -> None:
-        if isinstance(binding, E.VarBinding):
+    def append_binding(self, binding: relax_expr.Binding) -> None:
+        if isinstance(binding, relax_expr.VarBinding):
             value = binding.value
-            if isinstance(value, E.Call):
+            if isinstance(value, relax_expr.Call):
                 if isinstance(value.op, Op) and value.op.name == CALL_TIR:
                     self.name_hint += "_" + value.args[0].name_hint
                     for arg in call_tir_args(value):
@@ -341,16 +342,16 @@ class _FunctionCreator(ExprMutator):
                         self._check_def_and_update_param(arg)
                         if isinstance(arg.struct_info_, TupleStructInfo):
                             self._partial_tuples.pop(arg, None)  # used as a whole
-            elif isinstance(value, E.TupleGetItem):
+            elif isinstance(value, relax_expr.TupleGetItem):
                 self._check_def_and_update_param(value.tuple_value)
                 if value.tuple_value in self._partial_tuples:
                     self._partial_tuples[value.tuple_value].append(value.index)
             self._defined.add(binding.var)
-            if not isinstance(binding.var, E.DataflowVar):
+            if not isinstance(binding.var, relax_expr.DataflowVar):
                 self.append_output(binding.var)
         self.bindings.append(binding)
 
-    def append_output(self, var: E.Var) -> int:
+    def append_output(self, var: relax_expr.Var) -> int:
         for i, out in enumerate(self.output_vars):
             if out is var:
                 return i
@@ -360,18 +361,19 @@ class _FunctionCreator(ExprMutator):
     def _check_def_and_update_param(self, expr) -> None:
         if any(expr is a for a in self.arguments):
             return
-        if isinstance(expr, E.Var) and expr in self._defined:
+        if isinstance(expr, relax_expr.Var) and expr in self._defined:
             return
-        if not isinstance(expr, E.Var | E.Constant | E.Tuple | E.PrimValue | E.ShapeExpr) or \
-                _is_inlinable_constant(expr):
+        leaf_kinds = (relax_expr.Var, relax_expr.Constant, relax_expr.Tuple, relax_expr.PrimValue,
+                      relax_expr.ShapeExpr)
+        if not isinstance(expr, leaf_kinds) or _is_inlinable_constant(expr):
             return
-        if isinstance(expr, E.Var):
+        if isinstance(expr, relax_expr.Var):
             name = expr.name_hint
         else:
             name = f"param_{self._n_const}"
             self._n_const += 1
         self.arguments.append(expr)
-        self.params.append(E.Var(name, expr.struct_info))
+        self.params.append(relax_expr.Var(name, expr.struct_info))
         if isinstance(expr.struct_info, TupleStructInfo):
             self._partial_tuples[expr] = []
             self._tuple_param_index[expr] = len(self.arguments) - 1
@@ -391,8 +393,8 @@ class _FunctionCreator(ExprMutator):
             pos = next(i for i, a in enumerate(self.arguments) if a is tuple_arg)
             param = self.params[pos]
             fields = tuple_arg.struct_info.fields
-            new_args = [E.TupleGetItem(tuple_arg, i) for i in indices]
-            new_params = [E.Var(f"{param.name_hint}_{i}", fields[i]) for i in indices]
+            new_args = [relax_expr.TupleGetItem(tuple_arg, i) for i in indices]
+            new_params = [relax_expr.Var(f"{param.name_hint}_{i}", fields[i]) for i in indices]
             item_params[tuple_arg] = dict(zip(indices, new_params))
             self.arguments[pos:pos + 1] = new_args
             self.params[pos:pos + 1] = new_params
@@ -402,8 +404,8 @@ class _FunctionCreator(ExprMutator):
         bb.begin_dataflow_block()
         outputs: list = [None] * len(self.output_vars)
         for binding in self.bindings:
-            value = binding.value if isinstance(binding, E.VarBinding) else None
-            if isinstance(value, E.TupleGetItem) and value.tuple_value in item_params:
+            value = binding.value if isinstance(binding, relax_expr.VarBinding) else None
+            if isinstance(value, relax_expr.TupleGetItem) and value.tuple_value in item_params:
                 param = item_params[value.tuple_value][value.index]
                 self.var_remap[binding.var] = param
                 index = self._output_index(binding.var)
@@ -411,7 +413,7 @@ class _FunctionCreator(ExprMutator):
                     outputs[index] = param
                 continue
             index = self._output_index(binding.var)
-            if index is not None and isinstance(binding, E.VarBinding):
+            if index is not None and isinstance(binding, relax_expr.VarBinding):
                 new_var = bb.emit_output(self.visit_expr(binding.value))
                 self.var_remap[binding.var] = new_var
                 outputs[index] = new_var
@@ -422,15 +424,15 @@ class _FunctionCreator(ExprMutator):
         if not outputs:
             self.function = None  # dead code: nothing of the group is used
             return
-        body = outputs[0] if len(outputs) == 1 else E.Tuple(outputs)
+        body = outputs[0] if len(outputs) == 1 else relax_expr.Tuple(outputs)
         body = finish_seq(None, blocks, body)
         attrs = {"Primitive": 1}
-        func = E.Function(self.params, body, None, True, attrs)
+        func = relax_expr.Function(self.params, body, None, True, attrs)
         free = free_symbolic_vars(func)
         if free:
-            self.params.append(E.Var("tir_vars", ShapeStructInfo(free)))
-            self.arguments.append(E.ShapeExpr(free))
-            func = E.Function(self.params, body, None, True, attrs)
+            self.params.append(relax_expr.Var("tir_vars", ShapeStructInfo(free)))
+            self.arguments.append(relax_expr.ShapeExpr(free))
+            func = relax_expr.Function(self.params, body, None, True, attrs)
         self.function = renew_symbolic_vars(func)
 
     def _output_index(self, var) -> int | None:
@@ -452,7 +454,8 @@ class _OperatorFusor(ExprMutator):
     def transform(self):
         changed = False
         for gv, func in self.mod.items():
-            if isinstance(func, E.Function) and not is_primitive(func) and "Codegen" not in func.attrs:
+            if isinstance(func,
+                          relax_expr.Function) and not is_primitive(func) and "Codegen" not in func.attrs:
                 new = self.visit_expr(func)
                 if new is not func:
                     self.builder.update_func(gv, new)
@@ -463,7 +466,7 @@ class _OperatorFusor(ExprMutator):
         group = self.obj2group.get(var)
         return group.find_root() if group is not None else None
 
-    def visit_dataflow_block(self, block: E.DataflowBlock):
+    def visit_dataflow_block(self, block: relax_expr.DataflowBlock):
         if any(self.group_of(b.var) is None for b in block.bindings):
             return super().visit_dataflow_block(block)  # not part of the graph (nested function)
         group2func: dict = {}
@@ -487,29 +490,28 @@ class _OperatorFusor(ExprMutator):
             if creator.function is None or creator.bindings[-1] is not binding:
                 continue
             gv = bb.add_func(creator.function, creator.name_hint)
-            call = E.Call(gv, [self.visit_expr(arg) for arg in creator.arguments])
+            call = relax_expr.Call(gv, [self.visit_expr(arg) for arg in creator.arguments])
             outputs = creator.output_vars
             if len(outputs) == 1:
-                emit = bb.emit if isinstance(outputs[0], E.DataflowVar) else bb.emit_output
+                emit = bb.emit if isinstance(outputs[0], relax_expr.DataflowVar) else bb.emit_output
                 self.var_remap[outputs[0]] = emit(call)
                 continue
             result = bb.emit(call)
             for i, var in enumerate(outputs):
-                emit = bb.emit if isinstance(var, E.DataflowVar) else bb.emit_output
-                self.var_remap[var] = emit(E.TupleGetItem(result, i))
+                emit = bb.emit if isinstance(var, relax_expr.DataflowVar) else bb.emit_output
+                self.var_remap[var] = emit(relax_expr.TupleGetItem(result, i))
         return bb.end_block()
 
     def _collect_boundary(self, bindings, group2func: dict) -> None:
         """Mark the vars each group hands to another one as that group's outputs. A binding
         using symbolic variables a `match_cast` defines depends on that match_cast's group too
         (not a dataflow edge, but the group must not move before it)."""
-        from ..analysis.vars import free_symbolic_vars
         from ..struct_info import defined_tir_vars, tir_vars_in_struct_info
 
         definer: dict = {}
         for binding in bindings:
             current = self.group_of(binding.var)
-            if isinstance(binding, E.MatchCast):
+            if isinstance(binding, relax_expr.MatchCast):
                 for v in defined_tir_vars(binding.struct_info):
                     definer.setdefault(v, current)
             symbolic = tir_vars_in_struct_info(binding.var.struct_info) + free_symbolic_vars(binding.value)
@@ -519,7 +521,7 @@ class _OperatorFusor(ExprMutator):
                     deps = self.group_deps.setdefault(current, [])
                     if producer not in deps:
                         deps.append(producer)
-            for used in _used_vars(binding.value):
+            for used in used_vars(binding.value):
                 producer = self.group_of(used)
                 if producer is None or producer is current:
                     continue
@@ -548,17 +550,6 @@ class _OperatorFusor(ExprMutator):
         for group in per_group:
             visit(group)
         return ordered
-
-
-def _used_vars(expr) -> list:
-    out: list = []
-
-    class _Vars(ExprVisitor):
-        def visit_Var(self, var):
-            out.append(var)
-
-    _Vars().visit_expr(expr)
-    return out
 
 
 @module_pass(opt_level=0, name="FuseOps", copy=False)

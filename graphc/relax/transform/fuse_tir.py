@@ -60,7 +60,7 @@ from ...tir.expr import Var as TIRVar
 from ...tir.function import PrimFunc
 from ...tir.functor import StmtExprMutator, StmtMutator, substitute
 from ...tir.stmt import Block, BlockRealize, SeqStmt
-from .. import expr as E
+from .. import expr as relax_expr
 from ..analysis.vars import all_global_vars
 from ..expr_functor import ExprMutator
 from ..op.base import call_tir
@@ -105,10 +105,9 @@ class _SymbolicMatcher:
             fields = [f.name for f in dataclasses.fields(lhs) if f.name != "dtype"]
             if all(self._match(getattr(lhs, f), getattr(rhs, f)) for f in fields):
                 return True
-        try:
-            return self.analyzer.can_prove_equal(substitute(lhs, self.vmap), rhs)
-        except Exception:  # noqa: BLE001 - a non-expression field: no match
-            return False
+        if not (isinstance(lhs, PrimExpr) and isinstance(rhs, PrimExpr)):
+            return False  # a non-expression field (an op name, a tuple) that is not the same object
+        return self.analyzer.can_prove_equal(substitute(lhs, self.vmap), rhs)
 
 
 # --- inlining one callee body --------------------------------------------------------------
@@ -216,7 +215,7 @@ def _num_tensors(sinfo) -> int:
 class _FusedTIRConstructor:
     """Builds the PrimFunc of one Primitive Relax function (raises _Unsupported if it cannot)."""
 
-    def __init__(self, mod, name: str, func: E.Function):
+    def __init__(self, mod, name: str, func: relax_expr.Function):
         self.mod, self.name, self.func = mod, name, func
         self.sym: dict = {}  # the Relax function's symbolic vars -> the PrimFunc's own
         self.expr2buffers: dict = {}
@@ -249,11 +248,11 @@ class _FusedTIRConstructor:
                 buffer_map[handle] = buf
         inputs = {id(b) for b in buffer_map.values()}
         body = func.body
-        if not isinstance(body, E.SeqExpr):
+        if not isinstance(body, relax_expr.SeqExpr):
             raise _Unsupported("the body is not a sequence of bindings")
         for block in body.blocks:
             for binding in block.bindings:
-                if not isinstance(binding, E.VarBinding):
+                if not isinstance(binding, relax_expr.VarBinding):
                     raise _Unsupported("match_cast in a primitive function")
                 self.expr2buffers[binding.var] = self.visit_value(binding.value)
         outputs = self.visit_value(body.body)
@@ -289,22 +288,22 @@ class _FusedTIRConstructor:
             raise _Unsupported(f"parameter {name} of struct info {sinfo}")
 
     def visit_value(self, value) -> list:
-        if isinstance(value, E.Var):
+        if isinstance(value, relax_expr.Var):
             if value not in self.expr2buffers:
                 raise _Unsupported(f"{value.name_hint} is not defined by the function")
             return self.expr2buffers[value]
-        if isinstance(value, E.Tuple):
+        if isinstance(value, relax_expr.Tuple):
             return [b for field in value.fields for b in self.visit_value(field)]
-        if isinstance(value, E.TupleGetItem):
+        if isinstance(value, relax_expr.TupleGetItem):
             buffers = self.visit_value(value.tuple_value)
             fields = value.tuple_value.struct_info.fields
             begin = sum(_num_tensors(f) for f in fields[:value.index])
             return buffers[begin:begin + _num_tensors(fields[value.index])]
-        if isinstance(value, E.Call) and isinstance(value.op, Op) and value.op.name == CALL_TIR:
+        if isinstance(value, relax_expr.Call) and isinstance(value.op, Op) and value.op.name == CALL_TIR:
             return self.visit_call_tir(value)
         raise _Unsupported(f"unsupported binding value {value!r}")
 
-    def visit_call_tir(self, call: E.Call) -> list:
+    def visit_call_tir(self, call: relax_expr.Call) -> list:
         gv = call.args[0]
         callee = self.mod[gv.name_hint] if gv.name_hint in self.mod else None
         if not isinstance(callee, PrimFunc):
@@ -345,7 +344,8 @@ class _FusedTIRConstructor:
             buffers[src] = new
             outputs.append(new)
         scalars = params[n_in + n_out:]
-        tir_vars = call.args[2].values if len(call.args) > 2 and isinstance(call.args[2], E.ShapeExpr) else ()
+        tir_vars = call.args[2].values if len(call.args) > 2 and isinstance(call.args[2],
+                                                                            relax_expr.ShapeExpr) else ()
         if len(scalars) != len(tir_vars):
             raise _Unsupported(
                 f"{gv.name_hint} takes {len(scalars)} scalars, the call passes {len(tir_vars)}")
@@ -377,7 +377,7 @@ class _CallRewriter(ExprMutator):
         super().__init__(mod)
         self.fused = fused  # name -> GlobalVar of the PrimFunc
 
-    def visit_Call(self, call: E.Call):
+    def visit_Call(self, call: relax_expr.Call):
         new = super().visit_Call(call)
         op = new.op
         if not isinstance(op, GlobalVar) or op.name_hint not in self.fused:
@@ -397,8 +397,8 @@ class _CallRewriter(ExprMutator):
             tir_vars.append(sinfo.value)
         elif isinstance(sinfo, TupleStructInfo):
             for i in range(len(sinfo.fields)):
-                field = arg.fields[i] if isinstance(arg, E.Tuple) else \
-                    self.builder.emit(E.TupleGetItem(arg, i))
+                field = arg.fields[i] if isinstance(arg, relax_expr.Tuple) else \
+                    self.builder.emit(relax_expr.TupleGetItem(arg, i))
                 self._flatten(field, args, tir_vars)
         else:
             args.append(arg)
@@ -436,11 +436,11 @@ class FuseTIR:
         # The rewriter normalizes against the old module, where the callees are still Relax functions.
         rewriter = _CallRewriter(mod, {gv.name_hint: new.get_global_var(gv.name_hint) for gv in fused})
         for gv, func in new.items():
-            if isinstance(func, E.Function):
+            if isinstance(func, relax_expr.Function):
                 updated = rewriter.visit_expr(func)
                 if updated is not func:
                     new[gv] = updated
-        used = {g.name_hint for _, func in new.items() if isinstance(func, E.Function)
+        used = {g.name_hint for _, func in new.items() if isinstance(func, relax_expr.Function)
                 for g in all_global_vars(func)}
         for name in callees - used:
             if name in new and name not in {gv.name_hint for gv in fused}:

@@ -23,7 +23,8 @@ from ...tir.expr import Var as TIRVar
 from ...tir.function import PrimFunc
 from ...tir.functor import StmtExprMutator
 from ...tir.stmt import BlockRealize, BufferRegion, BufferStore, For
-from .. import expr as E
+from .. import expr as relax_expr
+from ..analysis.vars import used_vars
 from ..block_builder import BlockBuilder
 from ..expr_functor import ExprMutator, ExprVisitor
 from ..op.registry import Op
@@ -134,7 +135,7 @@ class InlinePermuteIntoConsumers:
         changed = False
         call_sites = _call_sites(mod)
         for gv, func in mod.items():
-            if isinstance(func, E.Function):
+            if isinstance(func, relax_expr.Function):
                 rewritten = _Rewriter(new, copies, call_sites).rewrite(func)
                 if rewritten is not func:
                     new[gv] = rewritten
@@ -145,31 +146,14 @@ class InlinePermuteIntoConsumers:
         return new
 
 
-def _uses(func: E.Function) -> dict:
-    """For each var read in `func`: the (call, argument position) pairs where it is a call_tir
-    argument, or None when it is also read any other way."""
+def _call_tir_arguments_only(func: relax_expr.Function) -> set:
+    """The vars `func` reads as call_tir arguments and in no other way.
+
+    In normal form a call_tir's arguments are leaves, so whatever a call_tir reads is an argument.
+    """
     call_tir = Op.get("relax.call_tir")
-    uses: dict = {}
-
-    class Collect(ExprVisitor):
-        def visit_Var(self, var):  # noqa: N802 - the functor's naming
-            uses[var] = None
-
-        def visit_Call(self, call):  # noqa: N802
-            if call.op is not call_tir:
-                return super().visit_Call(call)
-            for k, arg in enumerate(call.args[1].fields):
-                if isinstance(arg, E.Var):
-                    if uses.get(arg, []) is not None:
-                        uses.setdefault(arg, []).append((call, k))
-                else:
-                    self.visit_expr(arg)
-            for extra in call.args[2:]:
-                self.visit_expr(extra)
-            return None
-
-    Collect().visit_expr(func)
-    return uses
+    elsewhere = used_vars(func, skip_call=lambda call: call.op is call_tir)
+    return set(used_vars(func)).difference(elsewhere)
 
 
 def func_param_name(func: PrimFunc, index: int) -> str:
@@ -188,7 +172,7 @@ def _call_sites(mod) -> dict:
             return super().visit_Call(call)
 
     for _, func in mod.items():
-        if isinstance(func, E.Function):
+        if isinstance(func, relax_expr.Function):
             Count().visit_expr(func)
     return counts
 
@@ -198,15 +182,15 @@ class _Rewriter:
         self.mod, self.copies, self.call_sites = mod, copies, call_sites
         self.call_tir = Op.get("relax.call_tir")
 
-    def rewrite(self, func: E.Function) -> E.Function:
-        uses = _uses(func)
+    def rewrite(self, func: relax_expr.Function) -> relax_expr.Function:
+        only_arguments = _call_tir_arguments_only(func)
         sources = {}  # var bound to a copy -> (source expr, pattern)
         for block in func.body.blocks:
             for b in block.bindings:
                 v = b.value
-                if (isinstance(b, E.VarBinding) and isinstance(v, E.Call) and v.op is self.call_tir
-                        and len(v.args) == 2 and v.args[0] in self.copies and len(v.args[1].fields) == 1
-                        and uses.get(b.var)):
+                if (isinstance(b, relax_expr.VarBinding) and isinstance(v, relax_expr.Call)
+                        and v.op is self.call_tir and len(v.args) == 2 and v.args[0] in self.copies
+                        and len(v.args[1].fields) == 1 and b.var in only_arguments):
                     sources[b.var] = (v.args[1].fields[0], self.copies[v.args[0]])
         if not sources:
             return func
@@ -233,7 +217,7 @@ class _Rewriter:
             src, (src_buf, perm) = sources[arg]
             if _static_shape(src.struct_info) != tuple(int(d) for d in src_buf.shape):
                 continue
-            name = src.name_hint if isinstance(src, E.Var) else func_param_name(target, k)
+            name = src.name_hint if isinstance(src, relax_expr.Var) else func_param_name(target, k)
             variant = _with_source(target, k, src_buf, name, perm)
             if variant is None:
                 continue
@@ -246,7 +230,7 @@ class _Rewriter:
         else:
             gv = GlobalVar(self._fresh(callee.name_hint))
             self.mod[gv] = target
-        return BlockBuilder().normalize(call.replace(args=(gv, E.Tuple(args), *call.args[2:])))
+        return BlockBuilder().normalize(call.replace(args=(gv, relax_expr.Tuple(args), *call.args[2:])))
 
     def _fresh(self, base: str) -> str:
         names = {g.name_hint for g in self.mod.get_global_vars()}
@@ -264,17 +248,17 @@ def _static_shape(sinfo):
     return tuple(int(d) for d in dims)
 
 
-def _remove_dead_copies(func: E.Function, sources) -> E.Function:
+def _remove_dead_copies(func: relax_expr.Function, sources) -> relax_expr.Function:
     """Drop the bindings of copies nothing reads any more."""
-    uses = _uses(func)
+    read = set(used_vars(func))
     blocks = []
     for block in func.body.blocks:
-        kept = tuple(b for b in block.bindings if not (b.var in sources and b.var not in uses))
+        kept = tuple(b for b in block.bindings if not (b.var in sources and b.var not in read))
         blocks.append(block.replace(bindings=kept) if len(kept) != len(block.bindings) else block)
     body = func.body.replace(blocks=tuple(blocks))
-    E.set_struct_info(body, func.body.struct_info)
+    relax_expr.set_struct_info(body, func.body.struct_info)
     new = func.replace(body=body)
-    E.set_struct_info(new, func.struct_info)
+    relax_expr.set_struct_info(new, func.struct_info)
     return new
 
 
@@ -283,7 +267,7 @@ def _drop_unused_prim_funcs(mod) -> None:
 
     used = set()
     for _, func in mod.items():
-        if isinstance(func, E.Function):
+        if isinstance(func, relax_expr.Function):
             used.update(all_global_vars(func))
     for gv, func in list(mod.items()):
         if isinstance(func, PrimFunc) and gv not in used and "global_symbol" not in func.attrs:

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 from ...ir.structural import structural_equal
 from ...ir.transform import module_pass
-from .. import expr as E
+from .. import expr as relax_expr
+from ..analysis.vars import used_vars
 from ..expr_functor import ExprMutator
 from ..op.memory import kill_storage, kill_tensor, void_struct_info
 from ..op.vm import kill_object
@@ -37,19 +38,19 @@ _KILL_OPS = ("relax.memory.kill_storage", "relax.memory.kill_tensor", "relax.vm.
 class _FoldTrivialBindings(ExprMutator):
     """Replace uses of `y` by `x` for every `y = x` (and same-typed `match_cast`), dropping `y`."""
 
-    def _alias(self, var: E.Var, value) -> bool:
-        return isinstance(value, E.Var) and not (
-            isinstance(value, E.DataflowVar) and not isinstance(var, E.DataflowVar)) and \
+    def _alias(self, var: relax_expr.Var, value) -> bool:
+        return isinstance(value, relax_expr.Var) and not (
+            isinstance(value, relax_expr.DataflowVar) and not isinstance(var, relax_expr.DataflowVar)) and \
             structural_equal(var.struct_info, value.struct_info)
 
-    def visit_var_binding(self, binding: E.VarBinding) -> None:
+    def visit_var_binding(self, binding: relax_expr.VarBinding) -> None:
         value = self.visit_expr(binding.value)
         if self._alias(binding.var, value):
             self.var_remap[binding.var] = value
             return
         self.reemit_binding(binding, value)
 
-    def visit_match_cast(self, binding: E.MatchCast) -> None:
+    def visit_match_cast(self, binding: relax_expr.MatchCast) -> None:
         value = self.visit_expr(binding.value)
         if self._alias(binding.var, value) and structural_equal(binding.struct_info, value.struct_info):
             self.var_remap[binding.var] = value
@@ -57,54 +58,34 @@ class _FoldTrivialBindings(ExprMutator):
         super().visit_match_cast(binding)
 
 
-def _used_vars(expr, out: set) -> None:
-    """Every Relax var `expr` reads (into `out`), looking inside tuples, calls and If branches."""
-    if isinstance(expr, E.Var):
-        out.add(expr)
-    elif isinstance(expr, E.Tuple):
-        for f in expr.fields:
-            _used_vars(f, out)
-    elif isinstance(expr, E.TupleGetItem):
-        _used_vars(expr.tuple_value, out)
-    elif isinstance(expr, E.Call):
-        if any(is_op(expr, name) for name in _KILL_OPS):
-            return  # a kill is not a use
-        _used_vars(expr.op, out)
-        for a in expr.args:
-            _used_vars(a, out)
-    elif isinstance(expr, E.If):
-        _used_vars(expr.cond, out)
-        _used_vars(expr.true_branch, out)
-        _used_vars(expr.false_branch, out)
-    elif isinstance(expr, E.SeqExpr):
-        for block in expr.blocks:
-            for b in block.bindings:
-                _used_vars(b.value, out)
-        _used_vars(expr.body, out)
+def _is_kill(call: relax_expr.Call) -> bool:
+    return any(is_op(call, name) for name in _KILL_OPS)
+
+
+def _reads(expr) -> list:
+    """The Relax vars `expr` reads, inside tuples, calls and If branches; a kill is not a read."""
+    return used_vars(expr, skip_call=_is_kill)
 
 
 class _KillInserter:
     def __init__(self, normalize):
         self.normalize = normalize
 
-    def seq(self, seq: E.SeqExpr) -> E.SeqExpr:
+    def seq(self, seq: relax_expr.SeqExpr) -> relax_expr.SeqExpr:
         bindings = [b for block in seq.blocks for b in block.bindings]
         last_use: dict = {}
         storages, constants, killed = set(), set(), set()
         for i, b in enumerate(bindings):
-            used: set = set()
-            _used_vars(b.value, used)
-            for v in used:
+            for v in _reads(b.value):
                 last_use[v] = i
             value = b.value
             if any(is_op(value, name) for name in _STORAGE_OPS):
                 storages.add(b.var)
-            elif isinstance(value, E.Constant):
+            elif isinstance(value, relax_expr.Constant):
                 constants.add(b.var)
-            elif any(is_op(value, name) for name in _KILL_OPS) and isinstance(value.args[0], E.Var):
+            elif any(is_op(value, name) for name in _KILL_OPS) and isinstance(value.args[0], relax_expr.Var):
                 killed.add(value.args[0])
-        outputs: set = set()
-        _used_vars(seq.body, outputs)
+        outputs = set(_reads(seq.body))
         kills: dict = {}  # binding index -> [(group, var)]
         for b in bindings:
             var = b.var
@@ -129,24 +110,24 @@ class _KillInserter:
                 for _, var in sorted(kills.get(index, ()), key=lambda gv: gv[0]):
                     make = (kill_tensor, kill_storage, kill_object)[_group_of(var, storages)]
                     call = self.normalize(make(var))
-                    new_bindings.append(E.VarBinding(E.Var("_", void_struct_info()), call))
+                    new_bindings.append(relax_expr.VarBinding(relax_expr.Var("_", void_struct_info()), call))
                 index += 1
             blocks.append(type(block)(new_bindings))
         if not changed:
             return seq
-        new = E.SeqExpr(blocks, seq.body)
-        E.set_struct_info(new, seq.struct_info)
+        new = relax_expr.SeqExpr(blocks, seq.body)
+        relax_expr.set_struct_info(new, seq.struct_info)
         return new
 
     def binding(self, b):
-        if not isinstance(b.value, E.If):
+        if not isinstance(b.value, relax_expr.If):
             return b
         value = b.value
         t, f = self.seq(value.true_branch), self.seq(value.false_branch)
         if t is value.true_branch and f is value.false_branch:
             return b
-        new_if = E.If(value.cond, t, f)
-        E.set_struct_info(new_if, value.struct_info)
+        new_if = relax_expr.If(value.cond, t, f)
+        relax_expr.set_struct_info(new_if, value.struct_info)
         return b.replace(value=new_if)
 
 

@@ -26,13 +26,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ...ir.transform import module_pass
-from .. import expr as E
+from .. import expr as relax_expr
 from ..expr_functor import ExprMutator
 from ..op.registry import Op
 from ..struct_info import ShapeStructInfo, TensorStructInfo, TupleStructInfo
 
 
-def _has_known_shapes(call: E.Call) -> bool:
+def _has_known_shapes(call: relax_expr.Call) -> bool:
     """Every tensor argument and the result have known shapes and dtypes (call_te needs them)."""
 
     def known(sinfo) -> bool:
@@ -52,7 +52,7 @@ class _Legalizer(ExprMutator):
         super().__init__(mod)
         self.custom, self.skip = custom, skip
 
-    def visit_Call(self, call: E.Call):
+    def visit_Call(self, call: relax_expr.Call):
         call = super().visit_Call(call)
         op = call.op
         if not isinstance(op, Op) or op.name in self.skip:
@@ -65,18 +65,18 @@ class _Legalizer(ExprMutator):
         return legalize(self.builder, _unpack_tuple_args(self.builder, call))
 
 
-def _unpack_tuple_args(bb, call: E.Call) -> E.Call:
+def _unpack_tuple_args(bb, call: relax_expr.Call) -> relax_expr.Call:
     """Tuple-typed arguments that are not Tuple expressions become Tuples of TupleGetItems,
     so that call_te sees one tensor per field (`concat(split_result)`)."""
     args = []
     for arg in call.args:
-        if isinstance(arg.struct_info, TupleStructInfo) and not isinstance(arg, E.Tuple):
-            fields = [bb.emit(E.TupleGetItem(arg, i)) for i in range(len(arg.struct_info.fields))]
-            arg = E.Tuple(fields)
+        if isinstance(arg.struct_info, TupleStructInfo) and not isinstance(arg, relax_expr.Tuple):
+            fields = [bb.emit(relax_expr.TupleGetItem(arg, i)) for i in range(len(arg.struct_info.fields))]
+            arg = relax_expr.Tuple(fields)
         args.append(arg)
     if all(a is b for a, b in zip(args, call.args)):
         return call
-    return bb.normalize(E.Call(call.op, args, call.attrs, call.sinfo_args))
+    return bb.normalize(relax_expr.Call(call.op, args, call.attrs, call.sinfo_args))
 
 
 @module_pass(opt_level=0, name="LegalizeOps")
@@ -95,7 +95,7 @@ class LegalizeOps:
     def transform_module(self, mod, ctx):
         mutator = _Legalizer(mod, self.custom, self.skip)
         for gv, func in list(mod.items()):
-            if not isinstance(func, E.Function):
+            if not isinstance(func, relax_expr.Function):
                 continue
             new = mutator.visit_expr(func)
             if new is not func:

@@ -29,7 +29,7 @@ from ...ir.dtype import DataType
 from ...ir.transform import module_pass
 from ...tir.arith import Analyzer
 from ...tir.expr import IntImm
-from .. import expr as E
+from .. import expr as relax_expr
 from ..expr_functor import ExprMutator
 from ..op.memory import alloc_storage, alloc_tensor
 from ..struct_info import ShapeStructInfo
@@ -45,7 +45,7 @@ def storage_bytes(values, dtype: str, analyzer: Analyzer):
 
 
 class _Lower(ExprMutator):
-    def visit_Call(self, call: E.Call):
+    def visit_Call(self, call: relax_expr.Call):
         call = super().visit_Call(call)
         if not is_op(call, "relax.builtin.alloc_tensor"):
             return call
@@ -55,7 +55,8 @@ class _Lower(ExprMutator):
             raise TypeInferenceError(
                 f"LowerAllocTensor needs the shape of {call!r} to have known dimensions, got {sinfo}")
         nbytes = storage_bytes(sinfo.values, dtype.value, self.builder.analyzer)
-        storage = self.builder.emit(alloc_storage(E.ShapeExpr([nbytes]), device, scope, dtype), "storage")
+        storage = self.builder.emit(alloc_storage(relax_expr.ShapeExpr([nbytes]), device, scope, dtype),
+                                    "storage")
         return alloc_tensor(storage, 0, shape, dtype)
 
 

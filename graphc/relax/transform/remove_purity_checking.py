@@ -16,7 +16,7 @@ True
 from __future__ import annotations
 
 from ...ir.transform import module_pass
-from .. import expr as E
+from .. import expr as relax_expr
 from .vm_lowering_utils import rewrite_functions
 
 
@@ -25,7 +25,7 @@ class RemovePurityChecking:
     """Set `relax.force_pure` on every pure Relax function."""
 
     def transform_module(self, mod, ctx):
-        def rewrite(gv, func: E.Function):
+        def rewrite(gv, func: relax_expr.Function):
             if not func.is_pure or func.attrs.get("relax.force_pure"):
                 return func
             return func.with_attr("relax.force_pure", True)

@@ -32,7 +32,7 @@ from ...tir.function import PrimFunc
 from ...tir.functor import ExprMutator as TIRExprMutator
 from ...tir.functor import substitute
 from ...tir.stmt import Block, BlockRealize, BufferStore, For
-from .. import expr as E
+from .. import expr as relax_expr
 from ..expr_functor import ExprMutator
 from ..op.manipulate import reshape
 from ..struct_info import TensorStructInfo
@@ -140,13 +140,14 @@ class _Rewriter(ExprMutator):
             self.cache[gv] = gv in self.mod and has_reshape_pattern(self.mod[gv])
         return self.cache[gv]
 
-    def visit_Call(self, call: E.Call):
+    def visit_Call(self, call: relax_expr.Call):
         call = super().visit_Call(call)
         if not self.in_dataflow or not is_op(call, "relax.call_tir") or len(call.args) != 2:
             return call
         args, sinfo = call.args[1], call.struct_info
-        if not isinstance(args, E.Tuple) or len(args.fields) != 1 or not isinstance(sinfo, TensorStructInfo) \
-                or sinfo.shape is None or not self.is_reshape(call.args[0]):
+        if not isinstance(args, relax_expr.Tuple) or len(args.fields) != 1 \
+                or not isinstance(sinfo, TensorStructInfo) or sinfo.shape is None \
+                or not self.is_reshape(call.args[0]):
             return call
         return reshape(args.fields[0], sinfo.shape)
 

@@ -58,7 +58,7 @@ from ...ir.transform import module_pass
 from ...tir.arith import Analyzer
 from ...tir.arith.bound import POS_INF
 from ...tir.expr import IntImm, Range
-from .. import expr as E
+from .. import expr as relax_expr
 from ..expr_functor import ExprMutator
 from ..op.memory import alloc_storage, alloc_tensor
 from ..struct_info import TensorStructInfo, tir_vars_in_struct_info
@@ -97,7 +97,7 @@ def _leaves(tokens):
         yield tokens
 
 
-def _upper_bound_analyzer(func: E.Function) -> Analyzer:
+def _upper_bound_analyzer(func: relax_expr.Function) -> Analyzer:
     """An Analyzer knowing `0 <= v <= bound` for the signature's vars in `tir_var_upper_bound`."""
     analyzer = Analyzer()
     bounds = {}
@@ -134,15 +134,37 @@ def _nbytes(shape, dtype: str, analyzer: Analyzer):
     return analyzer.simplify(size * IntImm("int64", coeff))
 
 
+class _TokenWalk:
+    """A walk over a function's bindings that maps each var to the tokens its value holds."""
+
+    def __init__(self):
+        self.tokens: dict = {}
+
+    def get(self, expr):
+        """The tokens `expr` refers to: a var's, a tuple of its fields', or a tuple field's."""
+        if isinstance(expr, relax_expr.Var):
+            return self.tokens.get(expr)
+        if isinstance(expr, relax_expr.Tuple):
+            return tuple(self.get(f) for f in expr.fields)
+        if isinstance(expr, relax_expr.TupleGetItem):
+            tokens = self.get(expr.tuple_value)
+            return tokens[expr.index] if isinstance(tokens, tuple) else None
+        return self.get_other(expr)
+
+    def get_other(self, expr):
+        """The tokens of any other expression (none, unless the walk says otherwise)."""
+        return None
+
+
 # --- stage 1: tokens and their reference counts ----------------------------------------------
 
 
-class _Init:
+class _Init(_TokenWalk):
     """Creates a token per plannable alloc_tensor, counts its uses, discards unplannable ones."""
 
-    def __init__(self, mod, func: E.Function, analyzer: Analyzer):
-        self.mod, self.analyzer = mod, analyzer
-        self.tokens: dict = {}  # var or alloc call -> tokens
+    def __init__(self, mod, func: relax_expr.Function, analyzer: Analyzer):
+        super().__init__()
+        self.mod, self.analyzer = mod, analyzer  # self.tokens: var or alloc call -> tokens
         self.token_block: dict = {}
         self.blocks: list = []
         self.discard(self.seq(func.body))
@@ -152,7 +174,7 @@ class _Init:
             t.discarded = True
 
     def seq(self, seq):
-        if not isinstance(seq, E.SeqExpr):
+        if not isinstance(seq, relax_expr.SeqExpr):
             return self.get(seq)
         for block in seq.blocks:
             self.blocks.append(block)
@@ -162,28 +184,21 @@ class _Init:
         self.discard(self.get(seq.body))
         return None
 
-    def get(self, expr):
-        if isinstance(expr, E.Var):
-            return self.tokens.get(expr)
-        if isinstance(expr, E.Tuple):
-            return tuple(self.get(f) for f in expr.fields)
-        if isinstance(expr, E.TupleGetItem):
-            tokens = self.get(expr.tuple_value)
-            return tokens[expr.index] if isinstance(tokens, tuple) else None
-        if isinstance(expr, E.Call):
+    def get_other(self, expr):
+        if isinstance(expr, relax_expr.Call):
             return self.call(expr)
-        if isinstance(expr, E.If):
+        if isinstance(expr, relax_expr.If):
             self.discard(self.get(expr.cond))
             self.seq(expr.true_branch)
             self.seq(expr.false_branch)
         return None
 
-    def call(self, call: E.Call):
+    def call(self, call: relax_expr.Call):
         if is_op(call, _ALLOC):
             return self.create(call)
         if any(is_op(call, name) for name in _INPLACE_OPS):
             return self.get(call.args[0])
-        if is_prim_func_gvar(self.mod, call.op) or isinstance(call.op, E.ExternFunc) or \
+        if is_prim_func_gvar(self.mod, call.op) or isinstance(call.op, relax_expr.ExternFunc) or \
                 is_op(call, "relax.vm.call_tir_dyn"):
             for arg in call.args:
                 for t in list(_leaves(self.get(arg))):
@@ -196,10 +211,10 @@ class _Init:
                 self.discard(self.get(arg))
         return None
 
-    def create(self, call: E.Call):
+    def create(self, call: relax_expr.Call):
         sinfo = call.struct_info
         if not isinstance(sinfo, TensorStructInfo) or sinfo.shape_values is None or sinfo.is_unknown_dtype \
-                or not isinstance(call.args[3], E.StringImm):
+                or not isinstance(call.args[3], relax_expr.StringImm):
             return None
         shape = _upper_bound_shape(sinfo.shape_values, self.analyzer)
         token = _Token(_nbytes(shape, sinfo.dtype, self.analyzer), sinfo.dtype, call.args[3].value)
@@ -252,48 +267,38 @@ class _Pool:
         bisect.insort(pool, (token.const_bytes, next(self.order), token), key=lambda e: (e[0], e[1]))
 
 
-class _Planner:
+class _Planner(_TokenWalk):
     """Walks the bindings in order, handing each planned allocation a (possibly reused) storage."""
 
-    def __init__(self, init: _Init, analyzer: Analyzer, func: E.Function):
+    def __init__(self, init: _Init, analyzer: Analyzer, func: relax_expr.Function):
+        super().__init__()
         self.init = init
         self.analyzer = analyzer
         self.pool = _Pool(analyzer)
         self.n_storage = 0
-        self.tokens: dict = {}
         self.alloc_storage: dict = {}  # builtin.alloc_tensor call -> storage token
         self.seq(func.body)
 
     def seq(self, seq) -> None:
-        if not isinstance(seq, E.SeqExpr):
+        if not isinstance(seq, relax_expr.SeqExpr):
             return
         for block in seq.blocks:
             saved = self.pool
-            if isinstance(block, E.DataflowBlock):
+            if isinstance(block, relax_expr.DataflowBlock):
                 self.pool = _Pool(self.analyzer)  # storages defined in a dataflow block stay in it
             for b in block.bindings:
                 self.tokens[b.var] = self.binding_value(b.value)
             self.pool = saved
 
-    def get(self, expr):
-        if isinstance(expr, E.Var):
-            return self.tokens.get(expr)
-        if isinstance(expr, E.Tuple):
-            return tuple(self.get(f) for f in expr.fields)
-        if isinstance(expr, E.TupleGetItem):
-            tokens = self.get(expr.tuple_value)
-            return tokens[expr.index] if isinstance(tokens, tuple) else None
-        return None
-
     def binding_value(self, value):
-        if isinstance(value, E.If):
+        if isinstance(value, relax_expr.If):
             saved, self.pool = self.pool, _Pool(self.analyzer)  # a branch's storages stay in it
             self.seq(value.true_branch)
             self.pool = _Pool(self.analyzer)
             self.seq(value.false_branch)
             self.pool = saved
             return None
-        if not isinstance(value, E.Call):
+        if not isinstance(value, relax_expr.Call):
             return self.get(value)
         if is_op(value, _ALLOC):
             proto = self.init.tokens.get(value)
@@ -326,27 +331,32 @@ class _Rewriter(ExprMutator):
         self.storage_vars: dict = {}
         self.dynamic = plan_dynamic_output
 
-    def visit_Call(self, call: E.Call):
+    def visit_Call(self, call: relax_expr.Call):
         token = self.plan.get(call)
         if token is not None:
             storage = self.storage_vars.get(token)
             if storage is None:
-                size = E.ShapeExpr([token.bytes])
-                call_storage = alloc_storage(size, call.args[2], token.scope, token.dtype)
-                storage = self.builder.emit(call_storage, "storage")
+                storage = self.emit_storage(call, token.bytes, token.scope, token.dtype)
                 self.storage_vars[token] = storage
-            sinfo = call.struct_info
-            return alloc_tensor(storage, 0, sinfo.shape, sinfo.dtype)
+            return self.tensor_in(storage, call)
         if self.dynamic is not None and is_op(call, _ALLOC):
             sinfo = call.struct_info
             values = sinfo.shape_values if isinstance(sinfo, TensorStructInfo) else None
             if values is not None and not all(isinstance(d, IntImm) for d in values):
-                shape = _upper_bound_shape(values, self.dynamic)
-                nbytes = _nbytes(shape, sinfo.dtype, self.dynamic)
-                storage = self.builder.emit(
-                    alloc_storage(E.ShapeExpr([nbytes]), call.args[2], call.args[3], sinfo.dtype), "storage")
-                return alloc_tensor(storage, 0, sinfo.shape, sinfo.dtype)
+                nbytes = _nbytes(_upper_bound_shape(values, self.dynamic), sinfo.dtype, self.dynamic)
+                return self.tensor_in(self.emit_storage(call, nbytes, call.args[3], sinfo.dtype), call)
         return super().visit_Call(call)
+
+    def emit_storage(self, call: relax_expr.Call, nbytes, scope, dtype: str) -> relax_expr.Var:
+        """A storage of `nbytes` on the device of the `builtin.alloc_tensor` call `call`."""
+        return self.builder.emit(alloc_storage(relax_expr.ShapeExpr([nbytes]), call.args[2], scope, dtype),
+                                 "storage")
+
+    @staticmethod
+    def tensor_in(storage: relax_expr.Var, call: relax_expr.Call) -> relax_expr.Call:
+        """The tensor `call` allocates, at the start of `storage`."""
+        sinfo = call.struct_info
+        return alloc_tensor(storage, 0, sinfo.shape, sinfo.dtype)
 
 
 _PLAN_DYNAMIC_OUTPUT = "relax.memory_plan_dynamic_func_output"

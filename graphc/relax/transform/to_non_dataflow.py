@@ -19,20 +19,20 @@ dataflow block may not hold; TVM runs it first for the same reason.
 from __future__ import annotations
 
 from ...ir.transform import module_pass
-from .. import expr as E
+from .. import expr as relax_expr
 from ..expr_functor import ExprMutator
 from .vm_lowering_utils import merge_binding_blocks, rewrite_functions
 
 
 class _ToNonDataflow(ExprMutator):
-    def visit_dataflow_block(self, block: E.DataflowBlock) -> E.BindingBlock:
+    def visit_dataflow_block(self, block: relax_expr.DataflowBlock) -> relax_expr.BindingBlock:
         return self.visit_binding_block(block)
 
-    def visit_var_def(self, var: E.Var) -> E.Var:
-        if isinstance(var, E.DataflowVar):
+    def visit_var_def(self, var: relax_expr.Var) -> relax_expr.Var:
+        if isinstance(var, relax_expr.DataflowVar):
             new = self.var_remap.get(var)
             if new is None:
-                new = self.var_remap[var] = E.Var(var.name_hint, var.struct_info)
+                new = self.var_remap[var] = relax_expr.Var(var.name_hint, var.struct_info)
             return new
         return super().visit_var_def(var)
 
@@ -43,7 +43,7 @@ class ToNonDataflow:
 
     def transform_module(self, mod, ctx):
         def rewrite(gv, func):
-            if not any(isinstance(b, E.DataflowBlock) for b in _blocks(func.body)):
+            if not any(isinstance(b, relax_expr.DataflowBlock) for b in _blocks(func.body)):
                 return func
             return merge_binding_blocks(_ToNonDataflow(mod).visit_expr(func))
 
@@ -52,12 +52,12 @@ class ToNonDataflow:
 
 def _blocks(seq):
     """Every block of `seq`, including those nested in If branches."""
-    if not isinstance(seq, E.SeqExpr):
+    if not isinstance(seq, relax_expr.SeqExpr):
         return
     for block in seq.blocks:
         yield block
         for b in block.bindings:
-            if isinstance(b.value, E.If):
+            if isinstance(b.value, relax_expr.If):
                 yield from _blocks(b.value.true_branch)
                 yield from _blocks(b.value.false_branch)
 

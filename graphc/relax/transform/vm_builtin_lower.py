@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from ...errors import TypeInferenceError
 from ...ir.transform import module_pass
-from .. import expr as E
+from .. import expr as relax_expr
 from ..expr_functor import ExprMutator
 from ..op import vm
 from .vm_lowering_utils import is_prim_func_gvar, rewrite_functions
@@ -45,9 +45,9 @@ class _Lower(ExprMutator):
         super().__init__(mod)
         self.mod = mod
 
-    def visit_Call(self, call: E.Call):
+    def visit_Call(self, call: relax_expr.Call):
         call = super().visit_Call(call)
-        op_name = getattr(call.op, "name", None) if not isinstance(call.op, E.Expr) else None
+        op_name = getattr(call.op, "name", None) if not isinstance(call.op, relax_expr.Expr) else None
         if op_name == "relax.builtin.alloc_tensor":
             raise TypeInferenceError(
                 f"VMBuiltinLower found {call!r}; run relax.transform.LowerAllocTensor() before it")
@@ -59,8 +59,10 @@ class _Lower(ExprMutator):
         if op_name in ("relax.memory.kill_storage", "relax.memory.kill_tensor"):
             return vm.kill_object(call.args[0])
         if op_name in _PACKED:
-            return E.Call(E.ExternFunc(_PACKED[op_name]), call.args, sinfo_args=[call.struct_info])
-        if is_prim_func_gvar(self.mod, call.op) and call.args and isinstance(call.args[-1], E.ShapeExpr):
+            return relax_expr.Call(relax_expr.ExternFunc(_PACKED[op_name]), call.args,
+                                   sinfo_args=[call.struct_info])
+        if is_prim_func_gvar(self.mod, call.op) and call.args and isinstance(call.args[-1],
+                                                                             relax_expr.ShapeExpr):
             return vm.call_tir_dyn(call.op, list(call.args))
         return call
 

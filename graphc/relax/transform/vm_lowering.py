@@ -33,7 +33,7 @@ leaf or a Tuple of leaves, and every binding is a VarBinding whose value is one 
 - `R.call_packed("vm.builtin.<name>", args..., sinfo_args=...)` (an ExternFunc callee), or
   `R.call_builtin_with_ctx(R.ExternFunc("vm.builtin.<name>"), (args...), sinfo_args=...)`
   (the VM context is passed first), with these builtins (codes: `MatchShapeCode`,
-  `MakeShapeCode` in `vm_shape_lower`; `err` is the error-context string, possibly empty):
+  `MakeShapeCode` in `graphc.vm.shape_codes`; `err` is the error-context string, possibly empty):
 
       alloc_shape_heap(size) -> int64 tensor      (via call_builtin_with_ctx)
       check_tensor_info(x, ndim, dtype, err)      ndim -1 / dtype "void": any

@@ -18,6 +18,11 @@ used as values become `vm.builtin.make_shape(shape_heap, ndim, code, value, ...)
 `vm.builtin.make_prim_value(shape_heap, code, value)` with `MakeShapeCode`. `match_cast`
 bindings are checked the same way and kept (they bind their var to the value as is).
 
+A symbolic dimension with a declared range (the function attributes `tir_var_lower_bound` /
+`tir_var_upper_bound`, which the torch importer fills from `torch.export.Dim`) is checked
+against it where a parameter first defines it (`vm.builtin.check_dim_range`), before any
+memory is allocated: the static memory plan sizes storage by the upper bounds.
+
 The `err_ctx` strings name the function, the parameter and its annotation, e.g.
 `ErrorContext(fn=main, loc=param[0], param=x, annotation=R.Tensor((n, 784), dtype="float32"))`;
 the VM turns a failed check into a ValueError quoting them. Every parameter is checked on
@@ -48,8 +53,6 @@ R.call_packed("vm.builtin.make_shape", shape_heap, R.pri
 
 from __future__ import annotations
 
-import enum
-
 from ...errors import TypeInferenceError
 from ...ir.transform import module_pass
 from ...tir.arith.keys import expr_key
@@ -59,7 +62,9 @@ from ...tir.expr import Var as TIRVar
 from ...tir.function import PrimFunc
 from ...tir.functor import substitute
 from ...tir.stmt import BufferStore, SeqStmt
-from .. import expr as E
+from ...vm.shape_codes import MakeShapeCode, MatchShapeCode
+from .. import expr as relax_expr
+from ..analysis.vars import used_vars
 from ..expr_functor import ExprMutator
 from ..op.memory import void_struct_info
 from ..op.vm import call_builtin_with_ctx
@@ -77,22 +82,6 @@ from ..struct_info import (
 from .vm_lowering_utils import is_op, merge_binding_blocks
 
 _NO_LOCAL_FUNCTIONS = "VMShapeLower does not handle local functions; lift them to the module first"
-
-
-class MatchShapeCode(enum.IntEnum):
-    """How `vm.builtin.match_shape` treats one dimension (TVM's runtime codes)."""
-
-    NO_OP = 0
-    ASSERT_EQUAL_TO_IMM = 1
-    STORE_TO_HEAP = 2
-    ASSERT_EQUAL_TO_LOAD = 3
-
-
-class MakeShapeCode(enum.IntEnum):
-    """Where `vm.builtin.make_shape` takes one dimension from (TVM's runtime codes)."""
-
-    USE_IMM = 0
-    LOAD_SHAPE = 1
 
 
 class _Slot:
@@ -114,13 +103,13 @@ class _MatchItem:
         self.value, self.pattern, self.err_ctx = value, tuple(pattern), err_ctx
 
 
-def packed(name: str, *args, sinfo=None) -> E.Call:
+def packed(name: str, *args, sinfo=None) -> relax_expr.Call:
     """`R.call_packed(name, *args, sinfo_args=sinfo)` (void result by default)."""
-    return E.Call(E.ExternFunc(name), args, sinfo_args=[sinfo or void_struct_info()])
+    return relax_expr.Call(relax_expr.ExternFunc(name), args, sinfo_args=[sinfo or void_struct_info()])
 
 
-def _int(value: int) -> E.PrimValue:
-    return E.PrimValue(IntImm("int64", int(value)))
+def _int(value: int) -> relax_expr.PrimValue:
+    return relax_expr.PrimValue(IntImm("int64", int(value)))
 
 
 # --- slot collection ---------------------------------------------------------------------------
@@ -141,37 +130,37 @@ def _sinfo_exprs(sinfo, out: list) -> None:
 
 def _value_exprs(expr, out: list) -> None:
     """PrimExprs of shapes and scalars in `expr` (and in calls' sinfo_args), in visiting order."""
-    if isinstance(expr, E.ShapeExpr):
+    if isinstance(expr, relax_expr.ShapeExpr):
         out.extend(expr.values)
-    elif isinstance(expr, E.PrimValue):
+    elif isinstance(expr, relax_expr.PrimValue):
         out.append(expr.value)
-    elif isinstance(expr, E.Tuple):
+    elif isinstance(expr, relax_expr.Tuple):
         for f in expr.fields:
             _value_exprs(f, out)
-    elif isinstance(expr, E.TupleGetItem):
+    elif isinstance(expr, relax_expr.TupleGetItem):
         _value_exprs(expr.tuple_value, out)
-    elif isinstance(expr, E.Call):
+    elif isinstance(expr, relax_expr.Call):
         _value_exprs(expr.op, out)
         for a in expr.args:
             _value_exprs(a, out)
         for s in expr.sinfo_args:
             _sinfo_exprs(s, out)
-    elif isinstance(expr, E.If):
+    elif isinstance(expr, relax_expr.If):
         _value_exprs(expr.cond, out)
         _value_exprs(expr.true_branch, out)
         _value_exprs(expr.false_branch, out)
-    elif isinstance(expr, E.SeqExpr):
+    elif isinstance(expr, relax_expr.SeqExpr):
         for block in expr.blocks:
             for b in block.bindings:
-                if isinstance(b, E.MatchCast):
+                if isinstance(b, relax_expr.MatchCast):
                     _sinfo_exprs(b.struct_info, out)
                 _value_exprs(b.value, out)
         _value_exprs(expr.body, out)
-    elif isinstance(expr, E.Function):
+    elif isinstance(expr, relax_expr.Function):
         raise TypeInferenceError(_NO_LOCAL_FUNCTIONS)
 
 
-def _collect_slots(func: E.Function) -> dict:
+def _collect_slots(func: relax_expr.Function) -> dict:
     """expr_key -> _Slot for every non-constant PrimExpr of `func`, numbered by first appearance."""
     exprs: list = []
     for p in func.params:
@@ -213,19 +202,19 @@ class _ShapeLower(ExprMutator):
         self.heap_size = 0
         self.fn_name = ""
 
-    def rewrite(self, gv, func: E.Function) -> E.Function:
+    def rewrite(self, gv, func: relax_expr.Function) -> relax_expr.Function:
         self.fn_name = gv.name_hint
         self.slots = _collect_slots(func)
         self.ready = []
         self.heap_size = len(self.slots)
         heap_sinfo = TensorStructInfo(dtype="int64", ndim=1)
-        self.heap = E.Var("shape_heap", heap_sinfo)
+        self.heap = relax_expr.Var("shape_heap", heap_sinfo)
         alloc = self.builder.normalize(call_builtin_with_ctx(
             "vm.builtin.alloc_shape_heap", [_int(self.heap_size)], sinfo_args=[heap_sinfo]))
 
         self.builder.begin_scope()
         self.builder.begin_binding_block()
-        self.builder.emit_normalized(E.VarBinding(self.heap, alloc))
+        self.builder.emit_normalized(relax_expr.VarBinding(self.heap, alloc))
         todos: list = []
         for i, param in enumerate(func.params):
             err = (f"ErrorContext(fn={self.fn_name}, loc=param[{i}], param={param.name_hint}, "
@@ -234,13 +223,14 @@ class _ShapeLower(ExprMutator):
         todos = self.run_match(todos, False)
         self.emit_outstanding()
         self.run_match(todos, True)
+        self.check_ranges(func)
         self.builder.end_block()
         pre = self.builder.end_scope()
 
         body = self.visit_with_new_scope(func.body)
-        if not isinstance(body, E.SeqExpr):
-            body = E.SeqExpr([], body)
-            E.set_struct_info(body, body.body.struct_info)
+        if not isinstance(body, relax_expr.SeqExpr):
+            body = relax_expr.SeqExpr([], body)
+            relax_expr.set_struct_info(body, body.body.struct_info)
 
         self.builder.begin_scope()
         self.builder.begin_binding_block()
@@ -255,9 +245,9 @@ class _ShapeLower(ExprMutator):
         blocks = [*pre, *body.blocks, *post]
         if not _uses(blocks, body.body, self.heap):
             blocks = [_without(block, self.heap) for block in blocks]
-        seq = E.SeqExpr([b for b in blocks if b.bindings], body.body)
-        E.set_struct_info(seq, body.struct_info)
-        new = E.Function(func.params, seq, func.ret_struct_info, func.is_pure, func.attrs)
+        seq = relax_expr.SeqExpr([b for b in blocks if b.bindings], body.body)
+        relax_expr.set_struct_info(seq, body.struct_info)
+        new = relax_expr.Function(func.params, seq, func.ret_struct_info, func.is_pure, func.attrs)
         return merge_binding_blocks(new)
 
     # -- values ----------------------------------------------------------------------------
@@ -275,7 +265,7 @@ class _ShapeLower(ExprMutator):
                 f"first")
         return [_int(MakeShapeCode.LOAD_SHAPE), _int(slot.index)]
 
-    def visit_ShapeExpr(self, expr: E.ShapeExpr):
+    def visit_ShapeExpr(self, expr: relax_expr.ShapeExpr):
         if all(isinstance(v, IntImm) for v in expr.values):
             return expr
         args = [self.heap, _int(len(expr.values))]
@@ -285,15 +275,15 @@ class _ShapeLower(ExprMutator):
         # tensors allocated with it keep their shapes and need no re-check on return.
         return packed("vm.builtin.make_shape", *args, sinfo=expr.struct_info)
 
-    def visit_PrimValue(self, expr: E.PrimValue):
+    def visit_PrimValue(self, expr: relax_expr.PrimValue):
         if isinstance(expr.value, IntImm | FloatImm):
             return expr
         return packed("vm.builtin.make_prim_value", self.heap, *self._dim_args(expr.value),
                       sinfo=expr.struct_info)
 
-    def visit_match_cast(self, binding: E.MatchCast) -> None:
+    def visit_match_cast(self, binding: relax_expr.MatchCast) -> None:
         value = self.visit_expr(binding.value)
-        if not (E.is_leaf(value) or isinstance(value, E.Tuple)):
+        if not (relax_expr.is_leaf(value) or isinstance(value, relax_expr.Tuple)):
             value = self.builder.emit(value)
         todos: list = []
         self.check(binding.struct_info, value, False, False,
@@ -304,13 +294,13 @@ class _ShapeLower(ExprMutator):
         if value is binding.value:
             self.builder.emit_normalized(binding)
         else:
-            self.builder.emit_normalized(E.MatchCast(binding.var, value, binding.struct_info))
+            self.builder.emit_normalized(relax_expr.MatchCast(binding.var, value, binding.struct_info))
 
     # -- checks ----------------------------------------------------------------------------
-    def err(self, text: str) -> E.StringImm:
-        return E.StringImm(text if self.emit_err_ctx else "")
+    def err(self, text: str) -> relax_expr.StringImm:
+        return relax_expr.StringImm(text if self.emit_err_ctx else "")
 
-    def emit(self, call: E.Call) -> None:
+    def emit(self, call: relax_expr.Call) -> None:
         self.builder.emit(call, "_")
 
     def check(self, sinfo, value, always: bool, dynamic_only: bool, err: str, todos: list) -> None:
@@ -320,7 +310,8 @@ class _ShapeLower(ExprMutator):
             return
         if isinstance(sinfo, PrimStructInfo):
             if always or actual is None or not is_base_of(PrimStructInfo(sinfo.dtype), actual):
-                self.emit(packed("vm.builtin.check_prim_value_info", value, E.DataTypeImm(sinfo.dtype),
+                self.emit(packed("vm.builtin.check_prim_value_info", value,
+                                 relax_expr.DataTypeImm(sinfo.dtype),
                                  self.err(err)))
             if sinfo.value is not None:
                 todos.append(_MatchItem(value, [sinfo.value], err))
@@ -336,7 +327,7 @@ class _ShapeLower(ExprMutator):
             kind = TensorStructInfo(dtype=sinfo.dtype, ndim=sinfo.ndim)
             if always or actual is None or not is_base_of(kind, actual):
                 self.emit(packed("vm.builtin.check_tensor_info", value, _int(sinfo.ndim),
-                                 E.DataTypeImm(sinfo.dtype), self.err(err)))
+                                 relax_expr.DataTypeImm(sinfo.dtype), self.err(err)))
             if values is not None:
                 todos.append(_MatchItem(value, values, err))
         elif isinstance(sinfo, TupleStructInfo):
@@ -352,11 +343,34 @@ class _ShapeLower(ExprMutator):
             if always or not isinstance(actual, FuncStructInfo):
                 self.emit(packed("vm.builtin.check_func_info", value, self.err(err)))
 
+    def check_ranges(self, func: relax_expr.Function) -> None:
+        """Check each symbolic dimension with a declared range (the function attributes
+        `tir_var_lower_bound` / `tir_var_upper_bound`) where a parameter first defines it, so an
+        input outside the range the model was exported for is refused before anything runs."""
+        lower = func.attrs.get("tir_var_lower_bound") or {}
+        upper = func.attrs.get("tir_var_upper_bound") or {}
+        if not lower and not upper:
+            return
+        done = set()
+        for param in func.params:
+            sinfo = param.struct_info
+            if not isinstance(sinfo, TensorStructInfo) or sinfo.shape_values is None:
+                continue
+            for axis, dim in enumerate(sinfo.shape_values):
+                declared = dim.name in lower or dim.name in upper if isinstance(dim, TIRVar) else False
+                if not declared or dim in done:
+                    continue
+                done.add(dim)
+                lo, hi = _bound(lower.get(dim.name), 0), _bound(upper.get(dim.name), _UNBOUNDED)
+                err = f"{self.fn_name}: input {param.name_hint!r}, dimension {axis} ({dim.name})"
+                self.emit(packed("vm.builtin.check_dim_range", param, _int(axis), _int(lo), _int(hi),
+                                 self.err(err)))
+
     def tuple_item(self, value, index: int):
-        if isinstance(value, E.Tuple):
+        if isinstance(value, relax_expr.Tuple):
             return value.fields[index]
         if isinstance(value.struct_info_, TupleStructInfo):
-            return self.builder.emit(E.TupleGetItem(value, index))
+            return self.builder.emit(relax_expr.TupleGetItem(value, index))
         item = packed("vm.builtin.tuple_getitem", value, _int(index), sinfo=ObjectStructInfo())
         return self.builder.emit(item)
 
@@ -421,15 +435,22 @@ class _ShapeLower(ExprMutator):
             stores.append(BufferStore(buf, value, (IntImm("int64", slot.index),)))
         func = PrimFunc([heap], SeqStmt.flatten(*stores), None, {heap: buf}, {"tir.is_host_func": True})
         gv = self.builder.add_func(func, "shape_func")
-        self.emit(E.Call(gv, [self.heap]))
+        self.emit(relax_expr.Call(gv, [self.heap]))
+
+
+_UNBOUNDED = 2**62
+
+
+def _bound(value, default: int) -> int:
+    if value is None:
+        return default
+    return int(value.value if isinstance(value, IntImm) else value)
 
 
 def _uses(blocks, body, var) -> bool:
-    from ..analysis import free_vars
-
+    """Whether anything but `var`'s own binding reads `var`."""
     rest = [b for block in blocks for b in block.bindings if b.var is not var]
-    seq = E.SeqExpr([E.BindingBlock(rest)], body)
-    return var in free_vars(seq)
+    return var in used_vars(relax_expr.SeqExpr([relax_expr.BindingBlock(rest)], body))
 
 
 def _without(block, var):
@@ -449,21 +470,21 @@ class VMShapeLower:
     def transform_module(self, mod, ctx):
         mutator = _ShapeLower(mod, self.emit_err_ctx)
         for gv, func in mod.items():
-            if isinstance(func, E.Function) and not _already_lowered(func):
+            if isinstance(func, relax_expr.Function) and not _already_lowered(func):
                 mutator.builder.update_func(gv, mutator.rewrite(gv, func))
         return mutator.builder.get()
 
 
-def _already_lowered(func: E.Function) -> bool:
+def _already_lowered(func: relax_expr.Function) -> bool:
     """The function holds the shape-heap allocation or parameter checks of an earlier run."""
-    if not isinstance(func.body, E.SeqExpr):
+    if not isinstance(func.body, relax_expr.SeqExpr):
         return False
     for block in func.body.blocks:
         for b in block.bindings:
             value = b.value
             if is_op(value, "relax.call_builtin_with_ctx"):
-                value = E.Call(value.args[0], ())
-            if isinstance(value, E.Call) and isinstance(value.op, E.ExternFunc) and \
+                value = relax_expr.Call(value.args[0], ())
+            if isinstance(value, relax_expr.Call) and isinstance(value.op, relax_expr.ExternFunc) and \
                     value.op.global_symbol in _SHAPE_BUILTINS:
                 return True
     return False

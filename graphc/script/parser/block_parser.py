@@ -6,13 +6,13 @@ When `T.reads` / `T.writes` are left out the regions are computed with
 
 from __future__ import annotations
 
-from ...tir import expr as E
-from ...tir import stmt as S
+from ...tir import expr as tir_expr
+from ...tir import stmt as tir_stmt
 from .frames import BlockFrame, to_region
 
-_AXIS_TYPES = {"axis.spatial": S.IterType.DATA_PAR, "axis.reduce": S.IterType.COMM_REDUCE,
-               "axis.scan": S.IterType.ORDERED, "axis.opaque": S.IterType.OPAQUE}
-_REMAP_TYPES = {"S": S.IterType.DATA_PAR, "R": S.IterType.COMM_REDUCE}
+_AXIS_TYPES = {"axis.spatial": tir_stmt.IterType.DATA_PAR, "axis.reduce": tir_stmt.IterType.COMM_REDUCE,
+               "axis.scan": tir_stmt.IterType.ORDERED, "axis.opaque": tir_stmt.IterType.OPAQUE}
+_REMAP_TYPES = {"S": tir_stmt.IterType.DATA_PAR, "R": tir_stmt.IterType.COMM_REDUCE}
 
 
 class BlockRules:
@@ -63,7 +63,7 @@ class BlockRules:
         return tuple(to_region(r) for r in regions)
 
     def where(self, node, predicate):
-        self.block_frame(node, "T.where").predicate = E.convert(predicate)
+        self.block_frame(node, "T.where").predicate = tir_expr.convert(predicate)
 
     def block_attr(self, node, attrs):
         if not isinstance(attrs, dict):
@@ -77,20 +77,20 @@ class BlockRules:
             if binding is None and not frame.no_realize:
                 raise self.error(node, f"T.{kind}(extent, binding) expects 2 arguments: the extent (or "
                                        "a (begin, end) pair) and the loop expression it binds to")
-            value = E.convert(binding) if binding is not None else None
+            value = tir_expr.convert(binding) if binding is not None else None
             dtype = value.dtype if value is not None else dtype
             if isinstance(dom, tuple | list):
                 if len(dom) != 2:
                     raise self.error(node, f"T.{kind} domain must be an extent or a (begin, end) pair")
                 from .evaluator import range_extent
 
-                lo = E.convert(dom[0], dtype)
-                rng = E.Range(lo, E.convert(range_extent(lo, E.convert(dom[1], dtype))))
+                lo = tir_expr.convert(dom[0], dtype)
+                rng = tir_expr.Range(lo, tir_expr.convert(range_extent(lo, tir_expr.convert(dom[1], dtype))))
             else:
-                extent = E.convert(dom, dtype) if not isinstance(dom, E.PrimExpr) else dom
-                rng = E.Range(E.const(0, extent.dtype), extent)
-            var = E.Var(name, dtype)
-            frame.iter_vars.append(S.IterVar(rng, var, _AXIS_TYPES[kind]))
+                extent = tir_expr.convert(dom, dtype) if not isinstance(dom, tir_expr.PrimExpr) else dom
+                rng = tir_expr.Range(tir_expr.const(0, extent.dtype), extent)
+            var = tir_expr.Var(name, dtype)
+            frame.iter_vars.append(tir_stmt.IterVar(rng, var, _AXIS_TYPES[kind]))
             if value is not None:
                 frame.iter_values.append(value)
             self.ev.bind(name, var)
@@ -108,8 +108,9 @@ class BlockRules:
             extent = self.loop_extents.get(id(loop_var))
             if extent is None:
                 raise self.error(node, f"T.axis.remap binds loop variables only; {loop_var!r} is not one")
-            var = E.Var(name, loop_var.dtype)
-            frame.iter_vars.append(S.IterVar(E.Range(E.const(0, extent.dtype), extent), var,
+            var = tir_expr.Var(name, loop_var.dtype)
+            frame.iter_vars.append(tir_stmt.IterVar(tir_expr.Range(tir_expr.const(0, extent.dtype), extent),
+                                                    var,
                                              _REMAP_TYPES[kind]))
             frame.iter_values.append(loop_var)
             self.ev.bind(name, var)

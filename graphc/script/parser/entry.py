@@ -14,8 +14,8 @@ import sys
 
 from ...errors import ScriptError
 from ...ir.module import GlobalVar, IRModule
-from ...tir import expr as E
-from ...tir import stmt as S
+from ...tir import expr as tir_expr
+from ...tir import stmt as tir_stmt
 from ...tir.function import PrimFunc
 from .. import ir as I
 from .. import tir as T
@@ -69,12 +69,12 @@ def parse_prim_func(ev: Evaluator, node: ast.FunctionDef, private: bool = False)
                                     'T.Buffer((n,), "float32"), ...')
             ann = ev.eval(arg.annotation, arg.arg)
             if isinstance(ann, T.DTypeFactory):
-                var = E.Var(arg.arg, ann.dtype)
+                var = tir_expr.Var(arg.arg, ann.dtype)
                 ev.bind(arg.arg, var)
             elif isinstance(ann, T.BufferFactory):
                 raise ev.error(arg.annotation, 'T.Buffer needs a shape and dtype: T.Buffer((n,), "float32")')
             elif hasattr(ann, "shape") and hasattr(ann, "data"):
-                var = E.Var(arg.arg, "handle")
+                var = tir_expr.Var(arg.arg, "handle")
                 frame.buffer_map[var] = ann
                 ev.bind(arg.arg, ann)
             else:
@@ -93,17 +93,17 @@ def parse_prim_func(ev: Evaluator, node: ast.FunctionDef, private: bool = False)
     return PrimFunc(params, body, None, buffer_map, attrs)
 
 
-def _wrap_root(body, alloc_buffers) -> S.Stmt:
+def _wrap_root(body, alloc_buffers) -> tir_stmt.Stmt:
     from ..printer.function import contains_block
 
-    explicit = (isinstance(body, S.BlockRealize) and body.block.name_hint == "root"
+    explicit = (isinstance(body, tir_stmt.BlockRealize) and body.block.name_hint == "root"
                 and not body.block.iter_vars)
     if explicit and not alloc_buffers:
         return body
     if not alloc_buffers and not contains_block(body):
         return body
-    root = S.Block((), (), (), "root", body, None, tuple(alloc_buffers), (), {})
-    return S.BlockRealize((), E.const(True), root)
+    root = tir_stmt.Block((), (), (), "root", body, None, tuple(alloc_buffers), (), {})
+    return tir_stmt.BlockRealize((), tir_expr.const(True), root)
 
 
 def _parse_function(ev: Evaluator, node: ast.FunctionDef):

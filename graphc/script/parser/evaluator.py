@@ -20,7 +20,7 @@ import builtins
 import operator
 
 from ...errors import GraphcError, ScriptError
-from ...tir import expr as E
+from ...tir import expr as tir_expr
 from ...tir.buffer import Buffer
 from ...tir.stmt import BufferRegion
 from .. import ir as _I
@@ -34,7 +34,8 @@ _BINOPS = {
     ast.BitXor: operator.xor,
 }
 _SHIFTS = {ast.LShift: ("shift_left", operator.lshift), ast.RShift: ("shift_right", operator.rshift)}
-_CMP_NODES = {ast.Eq: E.EQ, ast.NotEq: E.NE, ast.Lt: E.LT, ast.LtE: E.LE, ast.Gt: E.GT, ast.GtE: E.GE}
+_CMP_NODES = {ast.Eq: tir_expr.EQ, ast.NotEq: tir_expr.NE, ast.Lt: tir_expr.LT, ast.LtE: tir_expr.LE,
+              ast.Gt: tir_expr.GT, ast.GtE: tir_expr.GE}
 _CMP_PY = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
            ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Is: operator.is_, ast.IsNot: operator.is_not,
            ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
@@ -45,12 +46,12 @@ _ERRORS = (GraphcError, TypeError, ValueError, KeyError, IndexError, AttributeEr
 
 
 def is_ir(value) -> bool:
-    return isinstance(value, E.PrimExpr | E.EqualOp)
+    return isinstance(value, tir_expr.PrimExpr | tir_expr.EqualOp)
 
 
 def range_extent(lo, hi):
     """`hi - lo` as the printer wrote it: `lo + e` gives back `e` exactly."""
-    if isinstance(hi, E.Add) and _same(hi.a, lo):
+    if isinstance(hi, tir_expr.Add) and _same(hi.a, lo):
         return hi.b
     return hi - lo
 
@@ -59,7 +60,7 @@ def _same(a, b) -> bool:
     """Equal expressions with the very same variables (no renaming allowed)."""
     if a is b:
         return True
-    if type(a) is not type(b) or isinstance(a, E.Var) or not isinstance(a, E.PrimExpr):
+    if type(a) is not type(b) or isinstance(a, tir_expr.Var) or not isinstance(a, tir_expr.PrimExpr):
         return isinstance(a, int | float | str) and a == b
     fields = a.__dataclass_fields__
     return all(_same_field(getattr(a, f), getattr(b, f)) for f in fields)
@@ -68,7 +69,7 @@ def _same(a, b) -> bool:
 def _same_field(x, y) -> bool:
     if isinstance(x, tuple):
         return isinstance(y, tuple) and len(x) == len(y) and all(_same_field(p, q) for p, q in zip(x, y))
-    if isinstance(x, E.PrimExpr):
+    if isinstance(x, tir_expr.PrimExpr):
         return _same(x, y)
     return x is y or x == y
 
@@ -152,7 +153,8 @@ class Evaluator:
     def eval_IfExp(self, node):
         cond = self.eval(node.test)
         if is_ir(cond):
-            return self.guard(node, lambda: E.select(cond, self.eval(node.body), self.eval(node.orelse)))
+            return self.guard(node, lambda: tir_expr.select(cond, self.eval(node.body),
+                                                            self.eval(node.orelse)))
         return self.eval(node.body) if cond else self.eval(node.orelse)
 
     def guard(self, node, fn):
@@ -179,7 +181,7 @@ class Evaluator:
         value = self.eval(node.operand)
         op = type(node.op)
         if op is ast.Not:
-            return self.guard(node, lambda: E.logical_not(value)) if is_ir(value) else not value
+            return self.guard(node, lambda: tir_expr.logical_not(value)) if is_ir(value) else not value
         if op is ast.USub:
             return self.guard(node, lambda: -value)
         if op is ast.UAdd:
@@ -193,7 +195,7 @@ class Evaluator:
             for v in values[1:]:
                 result = (result and v) if isinstance(node.op, ast.And) else (result or v)
             return result
-        fn = E.logical_and if isinstance(node.op, ast.And) else E.logical_or
+        fn = tir_expr.logical_and if isinstance(node.op, ast.And) else tir_expr.logical_or
         result = values[0]
         for v in values[1:]:
             result = self.guard(node, lambda r=result, v=v: fn(r, v))
@@ -208,12 +210,16 @@ class Evaluator:
                 cls = _CMP_NODES.get(type(op))
                 if cls is None:
                     raise self.error(node, f"operator {type(op).__name__} does not apply to expressions")
-                part = self.guard(node, lambda c=cls, a=left, b=right: E._compare(c, E.convert(a), b))
+                part = self.guard(node, lambda c=cls, a=left, b=right: tir_expr._compare(
+                    c, tir_expr.convert(a), b))
             else:
                 part = _CMP_PY[type(op)](left, right)
-            result = part if result is None else (
-                self.guard(node, lambda r=result, p=part: E.logical_and(r, p)) if is_ir(part) or is_ir(result)
-                else result and part)
+            if result is None:
+                result = part
+            elif is_ir(part) or is_ir(result):
+                result = self.guard(node, lambda r=result, p=part: tir_expr.logical_and(r, p))
+            else:
+                result = result and part
             left = right
         return result
 
@@ -244,14 +250,14 @@ class Evaluator:
 
     def let_expr(self, node):
         """`T.Let(x, value, body)`: `x` is a new variable visible only in `body`."""
-        value = E.convert(self.eval(node.args[1]))
-        var = E.Var(node.args[0].id, value.dtype)
+        value = tir_expr.convert(self.eval(node.args[1]))
+        var = tir_expr.Var(node.args[0].id, value.dtype)
         self.scopes.append({var.name: var})
         try:
             body = self.eval(node.args[2])
         finally:
             self.scopes.pop()
-        return self.guard(node, lambda: E.let(var, value, body))
+        return self.guard(node, lambda: tir_expr.let(var, value, body))
 
     def eval_Subscript(self, node, name_hint: str | None = None):
         base = self.eval(node.value)
@@ -276,13 +282,13 @@ class Evaluator:
         ranges = []
         for dim, item in enumerate(items):
             if isinstance(item, ast.Slice):
-                lo = E.convert(self.eval(item.lower)) if item.lower is not None else None
+                lo = tir_expr.convert(self.eval(item.lower)) if item.lower is not None else None
                 hi = self.eval(item.upper) if item.upper is not None else buffer.shape[dim]
                 if lo is None:
-                    lo = E.const(0, E.convert(hi).dtype)
-                extent = self.guard(item, lambda lo=lo, hi=hi: E.convert(range_extent(lo, hi)))
-                ranges.append(E.Range(lo, extent))
+                    lo = tir_expr.const(0, tir_expr.convert(hi).dtype)
+                extent = self.guard(item, lambda lo=lo, hi=hi: tir_expr.convert(range_extent(lo, hi)))
+                ranges.append(tir_expr.Range(lo, extent))
             else:
-                index = E.convert(self.eval(item))
-                ranges.append(E.Range(index, E.const(1, index.dtype)))
+                index = tir_expr.convert(self.eval(item))
+                ranges.append(tir_expr.Range(index, tir_expr.const(1, index.dtype)))
         return BufferRegion(buffer, tuple(ranges))

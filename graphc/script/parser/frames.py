@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from ...tir import expr as E
-from ...tir import stmt as S
+from ...tir import expr as tir_expr
+from ...tir import stmt as tir_stmt
 
 
 @dataclasses.dataclass
@@ -34,16 +34,16 @@ class BlockFrame:
     no_realize: bool = False
     iter_vars: list = dataclasses.field(default_factory=list)
     iter_values: list = dataclasses.field(default_factory=list)
-    predicate: E.PrimExpr | None = None
+    predicate: tir_expr.PrimExpr | None = None
     reads: tuple | None = None
     writes: tuple | None = None
     annotations: dict = dataclasses.field(default_factory=dict)
     alloc_buffers: list = dataclasses.field(default_factory=list)
     match_buffers: list = dataclasses.field(default_factory=list)
-    init: S.Stmt | None = None
+    init: tir_stmt.Stmt | None = None
 
-    def finish(self, body: S.Stmt) -> S.Stmt:
-        block = S.Block(tuple(self.iter_vars), self.reads or (), self.writes or (), self.name, body,
+    def finish(self, body: tir_stmt.Stmt) -> tir_stmt.Stmt:
+        block = tir_stmt.Block(tuple(self.iter_vars), self.reads or (), self.writes or (), self.name, body,
                         self.init, tuple(self.alloc_buffers), tuple(self.match_buffers),
                         dict(self.annotations))
         if self.reads is None or self.writes is None:
@@ -52,11 +52,11 @@ class BlockFrame:
                                   writes=self.writes if self.writes is not None else tuple(writes))
         if self.no_realize:
             return block
-        predicate = self.predicate if self.predicate is not None else E.const(True)
-        return S.BlockRealize(tuple(self.iter_values), predicate, block)
+        predicate = self.predicate if self.predicate is not None else tir_expr.const(True)
+        return tir_stmt.BlockRealize(tuple(self.iter_values), predicate, block)
 
 
-def access_regions(block: S.Block) -> tuple:
+def access_regions(block: tir_stmt.Block) -> tuple:
     """The block's (reads, writes) when the script omits them; like TVM, a reduction block
     (one with an init) does not list the buffer it accumulates into among its reads."""
     from ...tir.analysis.block_access import get_block_read_write_region
@@ -73,19 +73,19 @@ class Wrap:
         self.make = make
 
 
-def to_region(value) -> S.BufferRegion:
+def to_region(value) -> tir_stmt.BufferRegion:
     """A BufferRegion from a region, a point load `A[i]` or a whole buffer `A`."""
-    if isinstance(value, S.BufferRegion):
+    if isinstance(value, tir_stmt.BufferRegion):
         return value
-    if isinstance(value, E.BufferLoad):
-        return S.BufferRegion.from_point(value.buffer, value.indices)
+    if isinstance(value, tir_expr.BufferLoad):
+        return tir_stmt.BufferRegion.from_point(value.buffer, value.indices)
     if hasattr(value, "shape") and hasattr(value, "data"):
-        return S.BufferRegion.full(value)
+        return tir_stmt.BufferRegion.full(value)
     raise TypeError(f"expected a buffer region such as A[i, 0:4], got {type(value).__name__}")
 
 
-def seq(stmts: list) -> S.Stmt:
+def seq(stmts: list) -> tir_stmt.Stmt:
     """One statement from a list (no-ops kept, so printing then parsing is exact)."""
     if not stmts:
-        return S.Evaluate(E.const(0))
-    return stmts[0] if len(stmts) == 1 else S.SeqStmt(tuple(stmts))
+        return tir_stmt.Evaluate(tir_expr.const(0))
+    return stmts[0] if len(stmts) == 1 else tir_stmt.SeqStmt(tuple(stmts))

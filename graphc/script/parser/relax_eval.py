@@ -20,7 +20,7 @@ import ast
 
 from ...errors import GraphcError
 from ...ir.module import GlobalVar
-from ...relax import expr as E
+from ...relax import expr as relax_expr
 from ...relax.block_builder import BlockBuilder, BlockBuilderError
 from ...relax.struct_info import FuncStructInfo, ObjectStructInfo
 from .. import relax as R
@@ -125,11 +125,11 @@ class RelaxEvaluator(Evaluator):
 
     def eval_Call(self, node, name_hint: str | None = None):
         func = self.eval(node.func)
-        if isinstance(func, GlobalVar | E.Expr):
+        if isinstance(func, GlobalVar | relax_expr.Expr):
             args = [self.eval(a) for a in node.args]
             if node.keywords:
                 raise self.error(node, "calls of Relax functions take positional arguments only")
-            return self.guard(node, lambda: E.Call(func, [R.to_expr(a) for a in args]))
+            return self.guard(node, lambda: relax_expr.Call(func, [R.to_expr(a) for a in args]))
         if isinstance(func, T.DTypeFactory) and not node.args:
             raise self.error(node, f"declare symbolic variables at the top of the function body: "
                                    f"`n = {func!r}()`")
@@ -146,11 +146,11 @@ class RelaxEvaluator(Evaluator):
 
     def eval_Subscript(self, node, name_hint: str | None = None):
         base = self.eval(node.value)
-        if isinstance(base, E.Expr):
+        if isinstance(base, relax_expr.Expr):
             index = self.eval(node.slice)
             if not isinstance(index, int):
                 raise self.error(node.slice, f"a tuple index must be an integer, got {index!r}")
-            return E.TupleGetItem(base, index)
+            return relax_expr.TupleGetItem(base, index)
         return super().eval_Subscript(node, name_hint)
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import ast
 import sys
 
-from ...relax import expr as E
+from ...relax import expr as relax_expr
 from ...relax.block_builder import finish_seq
 from ...relax.struct_info import is_base_of
 from .. import relax as R
@@ -80,7 +80,7 @@ class FunctionParser:
     def error(self, node, message: str):
         return self.ev.error(node, message)
 
-    def parse(self) -> E.Function:
+    def parse(self) -> relax_expr.Function:
         node, ev = self.node, self.ev
         with R.symbol_scope({}) as symbols:
             ev.symbols = symbols
@@ -91,7 +91,7 @@ class FunctionParser:
                     raise self.error(arg, f"parameter {arg.arg!r} needs struct info: "
                                           'x: R.Tensor((n, 4), dtype="float32")')
                 sinfo = guarded(ev, arg.annotation, lambda a=arg: R.to_sinfo(ev.eval(a.annotation)))
-                params.append(E.Var(arg.arg, sinfo))
+                params.append(relax_expr.Var(arg.arg, sinfo))
                 ev.bind(arg.arg, params[-1])
             ret = None
             if node.returns is not None:
@@ -106,7 +106,7 @@ class FunctionParser:
         attrs = dict(self.attrs)
         if not self.private:
             attrs.setdefault("global_symbol", node.name)
-        return E.Function(params, body, ret, self.pure, attrs)
+        return relax_expr.Function(params, body, ret, self.pure, attrs)
 
     # -- statements -------------------------------------------------------------------------
     def parse_stmts(self, stmts: list, final: bool = False):
@@ -153,9 +153,9 @@ class FunctionParser:
         raise self.error(stmt, f"unsupported statement ({type(stmt).__name__}) in a Relax function; expected "
                                "bindings, `with R.dataflow():`, `if`/`else` or `return`")
 
-    def make_var(self, name: str, sinfo) -> E.Var:
+    def make_var(self, name: str, sinfo) -> relax_expr.Var:
         dataflow = self.outputs is not None and name not in self.outputs
-        return (E.DataflowVar if dataflow else E.Var)(name, sinfo)
+        return (relax_expr.DataflowVar if dataflow else relax_expr.Var)(name, sinfo)
 
     def annotation(self, ann):
         return None if ann is None else guarded(self.ev, ann, lambda: R.to_sinfo(self.ev.eval(ann)))
@@ -169,7 +169,7 @@ class FunctionParser:
                                    f"has struct info {inferred}; fix the annotation or the value")
         return ann
 
-    def bind(self, stmt, name: str, ann_node, value_node) -> E.Var:
+    def bind(self, stmt, name: str, ann_node, value_node) -> relax_expr.Var:
         ev, bb = self.ev, self.bb
         value = ev.eval(value_node)
         ann = self.annotation(ann_node)
@@ -177,14 +177,15 @@ class FunctionParser:
         if isinstance(value, R.MatchCastValue):
             arg = guarded(ev, value_node, lambda: bb.normalize_arg(value.value))
             var = self.make_var(name, self.check(stmt, name, ann_node, ann, value.struct_info))
-            binding = E.MatchCast(var, arg, value.struct_info)
+            binding = relax_expr.MatchCast(var, arg, value.struct_info)
         else:
             expr = guarded(ev, value_node, lambda: R.to_expr(value))
             norm = guarded(ev, value_node, lambda: _with_context(where, lambda: bb.normalize(expr)))
-            if isinstance(norm, E.If | E.SeqExpr | E.Function) and not isinstance(expr, E.Var):
+            statement_kinds = (relax_expr.If, relax_expr.SeqExpr, relax_expr.Function)
+            if isinstance(norm, statement_kinds) and not isinstance(expr, relax_expr.Var):
                 raise self.error(value_node, f"{type(norm).__name__} values are written as statements")
             var = self.make_var(name, self.check(stmt, name, ann_node, ann, norm.struct_info))
-            binding = E.VarBinding(var, norm)
+            binding = relax_expr.VarBinding(var, norm)
         guarded(ev, value_node, lambda: bb._check_visible(binding.value))
         guarded(ev, stmt, lambda: bb.emit_normalized(binding))
         ev.bind(name, var)
@@ -196,10 +197,10 @@ class FunctionParser:
         expr = guarded(self.ev, stmt.value, lambda: R.to_expr(self.ev.eval(stmt.value)))
         norm = guarded(self.ev, stmt.value, lambda: self.bb.normalize(expr))
         guarded(self.ev, stmt.value, lambda: self.bb._check_visible(norm, "the function's return value"))
-        if E.is_leaf(norm) or isinstance(norm, E.Tuple):
+        if relax_expr.is_leaf(norm) or isinstance(norm, relax_expr.Tuple):
             return norm
-        var = E.Var("gv", norm.struct_info)
-        self.bb.emit_normalized(E.VarBinding(var, norm))
+        var = relax_expr.Var("gv", norm.struct_info)
+        self.bb.emit_normalized(relax_expr.VarBinding(var, norm))
         return var
 
     def dataflow(self, stmt: ast.With) -> None:
@@ -245,10 +246,10 @@ class FunctionParser:
         if name != other:
             raise self.error(stmt.orelse[-1], f"both branches must end by assigning the same variable "
                                               f"(the true branch assigns {name!r}, this one {other!r})")
-        value = guarded(self.ev, stmt, lambda: self.bb.normalize(E.If(cond, true_seq, false_seq)))
+        value = guarded(self.ev, stmt, lambda: self.bb.normalize(relax_expr.If(cond, true_seq, false_seq)))
         ann = self.annotation(ann_node)
         var = self.make_var(name, self.check(stmt, name, ann_node, ann, value.struct_info))
-        self.bb.emit_normalized(E.VarBinding(var, value))
+        self.bb.emit_normalized(relax_expr.VarBinding(var, value))
         self.ev.bind(name, var)
 
     def branch(self, stmts: list):
@@ -264,9 +265,9 @@ class FunctionParser:
             self.parse_stmts(stmts[:-1])
             expr = guarded(self.ev, last.value, lambda: R.to_expr(self.ev.eval(last.value)))
             body = guarded(self.ev, last.value, lambda: self.bb.normalize(expr))
-            if not (E.is_leaf(body) or isinstance(body, E.Tuple)):
-                var = E.Var(target.id, body.struct_info)
-                self.bb.emit_normalized(E.VarBinding(var, body))
+            if not (relax_expr.is_leaf(body) or isinstance(body, relax_expr.Tuple)):
+                var = relax_expr.Var(target.id, body.struct_info)
+                self.bb.emit_normalized(relax_expr.VarBinding(var, body))
                 body = var
         finally:
             self.outputs = outputs
@@ -285,12 +286,12 @@ def _with_context(where: str, fn):
 
 
 def parse_function(ev: Evaluator, node: ast.FunctionDef, private: bool = False, pure: bool = True,
-                   check_well_formed: bool = True) -> E.Function:
+                   check_well_formed: bool = True) -> relax_expr.Function:
     """The Relax Function an `@R.function` definition describes."""
     return FunctionParser(ev, node, private, pure).parse()
 
 
-def parse_decorated(func, private: bool = False, pure: bool = True, depth: int = 2) -> E.Function:
+def parse_decorated(func, private: bool = False, pure: bool = True, depth: int = 2) -> relax_expr.Function:
     """`@R.function` on a plain (non-method) Python function: parse its source."""
     caller = sys._getframe(depth + 1)
     source = _source_of(func)

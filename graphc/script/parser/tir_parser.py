@@ -12,17 +12,17 @@ import ast
 import builtins
 
 from ...ir.dtype import canonical
-from ...tir import expr as E
-from ...tir import stmt as S
+from ...tir import expr as tir_expr
+from ...tir import stmt as tir_stmt
 from ...tir.buffer import Buffer
 from .. import tir as T
 from .block_parser import BlockRules
 from .evaluator import _BINOPS, Evaluator, is_ir, range_extent
 from .frames import BlockFrame, FuncFrame, Wrap, seq
 
-_FOR_KINDS = {id(T.serial): S.ForKind.SERIAL, id(T.parallel): S.ForKind.PARALLEL,
-              id(T.vectorized): S.ForKind.VECTORIZED, id(T.unroll): S.ForKind.UNROLLED,
-              id(T.thread_binding): S.ForKind.THREAD_BINDING}
+_FOR_KINDS = {id(T.serial): tir_stmt.ForKind.SERIAL, id(T.parallel): tir_stmt.ForKind.PARALLEL,
+              id(T.vectorized): tir_stmt.ForKind.VECTORIZED, id(T.unroll): tir_stmt.ForKind.UNROLLED,
+              id(T.thread_binding): tir_stmt.ForKind.THREAD_BINDING}
 
 
 class TIRParser(BlockRules):
@@ -31,15 +31,15 @@ class TIRParser(BlockRules):
     def __init__(self, ev: Evaluator):
         self.ev = ev
         self.frames: list = []
-        self.loop_extents: dict[int, E.PrimExpr] = {}
-        self.thread_ivs: dict[int, S.IterVar] = {}
+        self.loop_extents: dict[int, tir_expr.PrimExpr] = {}
+        self.thread_ivs: dict[int, tir_stmt.IterVar] = {}
         self.predeclared: dict[int, object] = {}
 
     def error(self, node, message: str):
         return self.ev.error(node, message)
 
     # -- sequences and scopes ---------------------------------------------------------------
-    def parse_body(self, stmts: list) -> S.Stmt:
+    def parse_body(self, stmts: list) -> tir_stmt.Stmt:
         out = []
         for k, node in enumerate(stmts):
             result = self.ev.guard(node, lambda n=node: self.visit(n))
@@ -50,7 +50,7 @@ class TIRParser(BlockRules):
                 out.append(result)
         return seq(out)
 
-    def scoped_body(self, stmts: list, bindings: dict | None = None) -> S.Stmt:
+    def scoped_body(self, stmts: list, bindings: dict | None = None) -> tir_stmt.Stmt:
         self.ev.scopes.append(dict(bindings or {}))
         try:
             return self.parse_body(stmts)
@@ -95,8 +95,8 @@ class TIRParser(BlockRules):
             args, kwargs = self.call_args(value)
             return self.ev.guard(value, lambda: rule(self, value, *args, **kwargs))
         result = self.ev.eval(value)
-        if isinstance(result, E.PrimExpr):
-            return S.Evaluate(result)
+        if isinstance(result, tir_expr.PrimExpr):
+            return tir_stmt.Evaluate(result)
         if result is None:
             return None
         raise self.error(value, f"expected a statement or an expression to evaluate, got a "
@@ -130,16 +130,16 @@ class TIRParser(BlockRules):
         if func is T.decl_buffer:
             buf = self.ev.eval(value_node, name)
             self.ev.bind(name, buf)
-            return Wrap(lambda rest: S.DeclBuffer(buf, rest))
+            return Wrap(lambda rest: tir_stmt.DeclBuffer(buf, rest))
         value = self.ev.eval(value_node, name)
-        if isinstance(func, T.DTypeFactory) and isinstance(value, E.Var) and not value_node.args:
+        if isinstance(func, T.DTypeFactory) and isinstance(value, tir_expr.Var) and not value_node.args:
             self.ev.bind(name, value)  # `n = T.int32()` declares a variable
             return None
         if is_ir(value):
-            value = E.convert(value)
-            var = E.Var(name, value.dtype)
+            value = tir_expr.convert(value)
+            var = tir_expr.Var(name, value.dtype)
             self.ev.bind(name, var)
-            return Wrap(lambda rest: S.LetStmt(var, value, rest))
+            return Wrap(lambda rest: tir_stmt.LetStmt(var, value, rest))
         self.ev.bind(name, value)
         return None
 
@@ -171,29 +171,29 @@ class TIRParser(BlockRules):
             raise self.error(node.annotation, f"expected a type such as T.int32, got {ann!r}")
         name = node.target.id
         if node.value is None:
-            self.ev.bind(name, E.Var(name, ann.dtype))
+            self.ev.bind(name, tir_expr.Var(name, ann.dtype))
             return None
-        value = E.convert(self.ev.eval(node.value), ann.dtype)
-        var = E.Var(name, ann.dtype)
+        value = tir_expr.convert(self.ev.eval(node.value), ann.dtype)
+        var = tir_expr.Var(name, ann.dtype)
         self.ev.bind(name, var)
-        return Wrap(lambda rest: S.LetStmt(var, value, rest))
+        return Wrap(lambda rest: tir_stmt.LetStmt(var, value, rest))
 
     def store(self, node, target: ast.Subscript, value):
         buf = self.ev.eval(target.value)
         if not isinstance(buf, Buffer):
             raise self.error(target.value, f"expected a buffer to store into, got {type(buf).__name__}")
         items = target.slice.elts if isinstance(target.slice, ast.Tuple) else [target.slice]
-        indices = tuple(E.convert(i) for i in self.ev._elements(items))
+        indices = tuple(tir_expr.convert(i) for i in self.ev._elements(items))
         if not is_ir(value):
-            value = E.convert(value, buf.dtype)
-        value = E.convert(value)
-        lanes = max([E.DataType(i.dtype).lanes for i in indices] + [1])
-        if E.DataType(value.dtype).element_of() != E.DataType(buf.dtype):
+            value = tir_expr.convert(value, buf.dtype)
+        value = tir_expr.convert(value)
+        lanes = max([tir_expr.DataType(i.dtype).lanes for i in indices] + [1])
+        if tir_expr.DataType(value.dtype).element_of() != tir_expr.DataType(buf.dtype):
             raise self.error(node, f"cannot store a {value.dtype} value into buffer {buf.name} of dtype "
                                    f"{buf.dtype}; convert it with T.Cast({buf.dtype!r}, ...)")
-        if lanes > 1 and E.DataType(value.dtype).lanes == 1:
-            value = E.broadcast(value, lanes)
-        return S.BufferStore(buf, value, indices)
+        if lanes > 1 and tir_expr.DataType(value.dtype).lanes == 1:
+            value = tir_expr.broadcast(value, lanes)
+        return tir_stmt.BufferStore(buf, value, indices)
 
     def visit_AugAssign(self, node):
         target = node.target
@@ -210,16 +210,16 @@ class TIRParser(BlockRules):
             return self.scoped_body(chosen) if chosen else None
         then_case = self.scoped_body(node.body)
         else_case = self.scoped_body(node.orelse) if node.orelse else None
-        return S.IfThenElse(E.convert(cond), then_case, else_case)
+        return tir_stmt.IfThenElse(tir_expr.convert(cond), then_case, else_case)
 
     def visit_While(self, node):
-        return S.While(E.convert(self.ev.eval(node.test)), self.scoped_body(node.body))
+        return tir_stmt.While(tir_expr.convert(self.ev.eval(node.test)), self.scoped_body(node.body))
 
     def visit_Assert(self, node):
-        cond = E.convert(self.ev.eval(node.test))
+        cond = tir_expr.convert(self.ev.eval(node.test))
         message = self.ev.eval(node.msg) if node.msg is not None else ""
-        message = E.StringImm(message) if isinstance(message, str) else message
-        return Wrap(lambda rest: S.AssertStmt(cond, message, rest))
+        message = tir_expr.StringImm(message) if isinstance(message, str) else message
+        return Wrap(lambda rest: tir_stmt.AssertStmt(cond, message, rest))
 
     # -- loops ------------------------------------------------------------------------------
     def visit_For(self, node):
@@ -231,9 +231,10 @@ class TIRParser(BlockRules):
                              "expected range(...), T.grid(...), T.serial(...) or another loop kind")
         args, kwargs = self.call_args(node.iter)
         if func is T.grid:
-            loops = [(E.const(0, E.convert(a).dtype), E.convert(a), S.ForKind.SERIAL, None, {}) for a in args]
+            loops = [(tir_expr.const(0, tir_expr.convert(a).dtype), tir_expr.convert(a),
+                      tir_stmt.ForKind.SERIAL, None, {}) for a in args]
         elif func is builtins.range or id(func) in _FOR_KINDS:
-            kind = _FOR_KINDS.get(id(func), S.ForKind.SERIAL)
+            kind = _FOR_KINDS.get(id(func), tir_stmt.ForKind.SERIAL)
             loops = [self.loop_range(node.iter, kind, *args, **kwargs)]
         else:
             raise self.error(node.iter, f"expected range(...), T.grid(...) or a T loop kind, got {func!r}")
@@ -242,15 +243,16 @@ class TIRParser(BlockRules):
             raise self.error(node.target, f"expected {len(loops)} loop variable name(s)")
         loop_vars = []
         for (_, extent, *_), name in zip(loops, names):
-            var = E.Var(name.id, extent.dtype)
+            var = tir_expr.Var(name.id, extent.dtype)
             loop_vars.append(var)
             self.loop_extents[id(var)] = extent
         body = self.scoped_body(node.body, {n.id: v for n, v in zip(names, loop_vars)})
         for var, (lo, extent, kind, thread, annots) in reversed(list(zip(loop_vars, loops))):
             binding = None
-            if kind is S.ForKind.THREAD_BINDING:
-                binding = S.IterVar(None, E.Var(thread, var.dtype), S.IterType.THREAD_INDEX, thread)
-            body = S.For(var, lo, extent, kind, body, binding, dict(annots or {}))
+            if kind is tir_stmt.ForKind.THREAD_BINDING:
+                binding = tir_stmt.IterVar(None, tir_expr.Var(thread, var.dtype),
+                                           tir_stmt.IterType.THREAD_INDEX, thread)
+            body = tir_stmt.For(var, lo, extent, kind, body, binding, dict(annots or {}))
         return body
 
     def loop_range(self, node, kind, start, stop=None, step=None, thread=None, annotations=None):
@@ -260,10 +262,11 @@ class TIRParser(BlockRules):
             raise self.error(node, "loops with a step other than 1 are not supported")
         if stop is None:
             start, stop = 0, start
-        lo, hi = E.match_types(start, stop) if (is_ir(start) or is_ir(stop)) else (E.convert(start),
-                                                                                   E.convert(stop))
-        extent = E.convert(range_extent(lo, hi))
-        if kind is S.ForKind.THREAD_BINDING and not thread:
+        lo, hi = tir_expr.match_types(start,
+                                      stop) if (is_ir(start) or is_ir(stop)) else (tir_expr.convert(start),
+                                                                                   tir_expr.convert(stop))
+        extent = tir_expr.convert(range_extent(lo, hi))
+        if kind is tir_stmt.ForKind.THREAD_BINDING and not thread:
             raise self.error(node, 'T.thread_binding needs thread="threadIdx.x" (or another thread tag)')
         return lo, extent, kind, thread, annotations
 
@@ -275,49 +278,52 @@ class TIRParser(BlockRules):
         frame.attrs.update(attrs)
 
     def evaluate(self, node, value):
-        return S.Evaluate(E.convert(value))
+        return tir_stmt.Evaluate(tir_expr.convert(value))
 
     def attr(self, node, attr_node, key, value):
-        value = E.convert(value)
-        return Wrap(lambda rest: S.AttrStmt(attr_node, key, value, rest))
+        value = tir_expr.convert(value)
+        return Wrap(lambda rest: tir_stmt.AttrStmt(attr_node, key, value, rest))
 
     def launch_existing(self, node, var, extent):
         iv = self.thread_ivs.get(id(var))
         if iv is None:
             raise self.error(node, "T.launch_thread(var, extent) needs a var from T.env_thread(...); "
                                    'or write tx = T.launch_thread("threadIdx.x", extent)')
-        extent = E.convert(extent)
-        return Wrap(lambda rest: S.AttrStmt(iv, "thread_extent", extent, rest))
+        extent = tir_expr.convert(extent)
+        return Wrap(lambda rest: tir_stmt.AttrStmt(iv, "thread_extent", extent, rest))
 
     def launch_thread(self, node, name, tag, extent):
         if not isinstance(tag, str):
             return self.launch_existing(node, tag, extent)
-        extent = E.convert(extent)
-        var = E.Var(name, extent.dtype)
-        iv = S.IterVar(E.Range(E.const(0, extent.dtype), extent), var, S.IterType.THREAD_INDEX, tag)
+        extent = tir_expr.convert(extent)
+        var = tir_expr.Var(name, extent.dtype)
+        iv = tir_stmt.IterVar(tir_expr.Range(tir_expr.const(0, extent.dtype), extent), var,
+                              tir_stmt.IterType.THREAD_INDEX, tag)
         self.thread_ivs[id(var)] = iv
         self.ev.bind(name, var)
-        return Wrap(lambda rest: S.AttrStmt(iv, "thread_extent", extent, rest))
+        return Wrap(lambda rest: tir_stmt.AttrStmt(iv, "thread_extent", extent, rest))
 
     def env_thread(self, node, name, tag, dtype="int32"):
-        var = E.Var(name, dtype)
-        self.thread_ivs[id(var)] = S.IterVar(None, var, S.IterType.THREAD_INDEX, tag)
+        var = tir_expr.Var(name, dtype)
+        self.thread_ivs[id(var)] = tir_stmt.IterVar(None, var, tir_stmt.IterType.THREAD_INDEX, tag)
         self.ev.bind(name, var)
 
     def allocate(self, node, name, extents, dtype="float32", scope="global", condition=True,
                  annotations=None):
         dtype = canonical(dtype)
-        var = E.Var(name, "handle", type_annotation=dtype)
-        extents = tuple(E.convert(e) for e in (extents if isinstance(extents, list | tuple) else [extents]))
-        cond = E.convert(condition)
+        var = tir_expr.Var(name, "handle", type_annotation=dtype)
+        extents = tuple(tir_expr.convert(e) for e in (extents if isinstance(extents,
+                                                                            list | tuple) else [extents]))
+        cond = tir_expr.convert(condition)
         self.ev.bind(name, var)
-        return Wrap(lambda rest: S.Allocate(var, dtype, extents, cond, rest, scope, dict(annotations or {})))
+        return Wrap(lambda rest: tir_stmt.Allocate(var, dtype, extents, cond, rest, scope,
+                                                   dict(annotations or {})))
 
     def match_buffer(self, node, name, source, shape, dtype="float32", **kwargs):
         kwargs.pop("buffer_type", None)
         buf = T.decl_buffer(shape, dtype, name=name, **kwargs)
         self.ev.bind(name, buf)
-        if isinstance(source, E.Var):
+        if isinstance(source, tir_expr.Var):
             frame = self.innermost(FuncFrame)
             if frame is None or source.dtype != "handle":
                 raise self.error(node, "T.match_buffer(handle, ...) expects a T.handle parameter")
@@ -328,7 +334,7 @@ class TIRParser(BlockRules):
             raise self.error(node, "T.match_buffer of a region must be inside a block")
         from .frames import to_region
 
-        frame.match_buffers.append(S.MatchBufferRegion(buf, to_region(source)))
+        frame.match_buffers.append(tir_stmt.MatchBufferRegion(buf, to_region(source)))
         return None
 
     def alloc_buffer(self, node, name):
@@ -344,14 +350,14 @@ class TIRParser(BlockRules):
         return self.launch_existing(node, tag, extent)
 
     def with_let(self, node, name, value, dtype=None):
-        value = E.convert(value)
-        var = E.Var(name, dtype or value.dtype)
+        value = tir_expr.convert(value)
+        var = tir_expr.Var(name, dtype or value.dtype)
         self.ev.bind(name, var)
-        return Wrap(lambda rest: S.LetStmt(var, E.convert(value, var.dtype), rest))
+        return Wrap(lambda rest: tir_stmt.LetStmt(var, tir_expr.convert(value, var.dtype), rest))
 
     def with_assert(self, node, name, cond, message=""):
-        message = E.StringImm(message) if isinstance(message, str) else message
-        return Wrap(lambda rest: S.AssertStmt(E.convert(cond), message, rest))
+        message = tir_expr.StringImm(message) if isinstance(message, str) else message
+        return Wrap(lambda rest: tir_stmt.AssertStmt(tir_expr.convert(cond), message, rest))
 
     def with_attr(self, node, name, attr_node, key, value):
         return self.attr(node, attr_node, key, value)
@@ -385,7 +391,7 @@ class TIRParser(BlockRules):
         if func is T.decl_buffer:
             buf = self.ev.eval(item.context_expr, name)
             body = self.scoped_body(node.body, {name: buf} if name else {})
-            return S.DeclBuffer(buf, body)
+            return tir_stmt.DeclBuffer(buf, body)
         if isinstance(func, T.ScriptOnly) and func.name in self.BLOCK_WITH:
             args, kwargs = self.call_args(item.context_expr)
             return self.BLOCK_WITH[func.name](self, node, *args, **kwargs)

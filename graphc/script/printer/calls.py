@@ -15,7 +15,7 @@ node exactly, so printing then parsing always gives back the same IR.
 from __future__ import annotations
 
 from ...ir.structural import structural_equal
-from ...tir import expr as E
+from ...tir import expr as tir_expr
 from ...tir.op import INTRINSICS
 from .expr import pystr
 
@@ -25,15 +25,15 @@ _EXTERN = ("tir.call_extern", "tir.call_pure_extern")
 def _rebuilds(builder, args, op) -> bool:
     try:
         return structural_equal(builder(*args), op)
-    except Exception:  # noqa: BLE001 - a builder rejecting the arguments means "no"
+    except (TypeError, ValueError):  # the builder rejects these arguments (graphc's errors subclass these)
         return False
 
 
-def call_text(printer, op: E.Call) -> str:
+def call_text(printer, op: tir_expr.Call) -> str:
     from .. import tir as T
 
     args = list(op.args)
-    if op.op in _EXTERN and args and isinstance(args[0], E.StringImm):
+    if op.op in _EXTERN and args and isinstance(args[0], tir_expr.StringImm):
         name = op.op[len("tir."):]
         rest = ", ".join(printer(a) for a in args[1:])
         sep = ", " if rest else ""
@@ -45,7 +45,7 @@ def call_text(printer, op: E.Call) -> str:
             return f"T.{name}({', '.join(printer(a) for a in args)})"
     rest = "".join(", " + printer(a) for a in args)
     intrin = INTRINSICS.get(op.op)
-    has_str = any(isinstance(a, E.StringImm) for a in args)
+    has_str = any(isinstance(a, tir_expr.StringImm) for a in args)
     if intrin is not None and not has_str and (intrin.num_args is None or intrin.num_args == len(args)):
         return f"T.call_intrin({pystr(op.dtype)}, {pystr(op.op)}{rest})"
     return f"T.call_node({pystr(op.dtype)}, {pystr(op.op)}{rest})"

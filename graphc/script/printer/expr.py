@@ -16,16 +16,47 @@ from __future__ import annotations
 import json
 import math
 
+from ...errors import TIRError
+from ...ir.dispatch import method_table
 from ...ir.dtype import DataType
-from ...tir import expr as E
+from ...tir import expr as tir_expr
+from ...tir.generic import BINARY_BUILDERS
 from .namer import Namer, sanitize
 
 OR, AND, NOT, CMP, ADD, MUL, UNARY, ATOM = 1, 2, 3, 4, 9, 10, 11, 13
 
-_BINARY = {E.Add: ("+", ADD), E.Sub: ("-", ADD), E.Mul: ("*", MUL), E.FloorDiv: ("//", MUL),
-           E.FloorMod: ("%", MUL)}
-_COMPARE = {E.EQ: "==", E.NE: "!=", E.LT: "<", E.LE: "<=", E.GT: ">", E.GE: ">="}
-_FUNCS = {E.Min: "T.min", E.Max: "T.max"}
+_BINARY = {tir_expr.Add: ("+", ADD), tir_expr.Sub: ("-", ADD), tir_expr.Mul: ("*", MUL),
+           tir_expr.FloorDiv: ("//", MUL),
+           tir_expr.FloorMod: ("%", MUL)}
+_COMPARE = {tir_expr.EQ: "==", tir_expr.NE: "!=", tir_expr.LT: "<", tir_expr.LE: "<=", tir_expr.GT: ">",
+            tir_expr.GE: ">="}
+_FUNCS = {tir_expr.Min: "T.min", tir_expr.Max: "T.max"}
+
+
+# The folding builder that parsing each node's operator spelling (`a + b`, `T.min(a, b)`,
+# `a < b`, `not a`) calls; `Div` prints as `/` on floats and `T.truncdiv` on integers.
+_SUGAR_BUILDERS = {
+    **BINARY_BUILDERS,
+    tir_expr.And: tir_expr.logical_and, tir_expr.Or: tir_expr.logical_or, tir_expr.Not: tir_expr.logical_not,
+    **{cls: (lambda a, b, cls=cls: tir_expr._compare(cls, a, b)) for cls in _COMPARE},
+}
+
+
+def sugar_rebuilds(op) -> bool:
+    """Whether parsing `op`'s operator spelling gives back `op` itself, not a folded form.
+
+    The builders fold constants and identities (`0 + 7` is `7`, `x * 1` is `x`, `not not c`
+    is `c`), so a node that the IR holds unfolded prints as its constructor, `T.Add(0, 7)`,
+    which the parser builds as written. The rule is the one calls follow (see calls.py).
+    """
+    operands = (op.a,) if isinstance(op, tir_expr.Not) else (op.a, op.b)
+    try:
+        built = _SUGAR_BUILDERS[type(op)](*operands)
+    except TIRError:  # e.g. an integer division by the constant zero
+        return False
+    if type(built) is not type(op) or built.dtype != op.dtype:
+        return False
+    return built.a is op.a and (isinstance(op, tir_expr.Not) or built.b is op.b)
 
 
 def pystr(text: str) -> str:
@@ -38,7 +69,7 @@ class ExprPrinter:
 
     def __init__(self, namer: Namer | None = None):
         self.namer = namer if namer is not None else Namer()
-        self._table: dict[type, object] = {}
+        self._rules = method_table(type(self), "print_")
 
     def __call__(self, expr) -> str:
         return self.visit(expr)[0]
@@ -46,17 +77,10 @@ class ExprPrinter:
     def visit(self, expr) -> tuple[str, int]:
         if isinstance(expr, bool | int | float | str):
             return self.python_value(expr), ATOM
-        cls = type(expr)
-        rule = self._table.get(cls)
+        rule = self._rules[type(expr)]
         if rule is None:
-            for base in cls.__mro__:
-                rule = getattr(self, f"print_{base.__name__}", None)
-                if rule is not None:
-                    break
-            if rule is None:
-                return f"<unprintable {cls.__name__}>", ATOM
-            self._table[cls] = rule
-        return rule(expr)
+            return f"<unprintable {type(expr).__name__}>", ATOM
+        return rule(self, expr)
 
     def wrap(self, expr, min_prec: int) -> str:
         """`expr`'s text, parenthesized when it binds more loosely than `min_prec`."""
@@ -93,29 +117,39 @@ class ExprPrinter:
 
     # -- arithmetic -------------------------------------------------------------------------
     def print_BinaryOp(self, op):
+        if not sugar_rebuilds(op):
+            return self.constructor(op, [op.a, op.b])
         symbol = _BINARY.get(type(op))
         if symbol is None:
             if type(op) in _FUNCS:
                 return self.call(_FUNCS[type(op)], [op.a, op.b])
-            if type(op) is E.Div and DataType(op.dtype).is_float:
+            if type(op) is tir_expr.Div and DataType(op.dtype).is_float:
                 symbol = ("/", MUL)
             else:
-                name = "T.truncdiv" if type(op) is E.Div else "T.truncmod"
+                name = "T.truncdiv" if type(op) is tir_expr.Div else "T.truncmod"
                 return self.call(name, [op.a, op.b])
         text, prec = symbol
         return f"{self.wrap(op.a, prec)} {text} {self.wrap(op.b, prec + 1)}", prec
 
     def print_CmpOp(self, op):
+        if not sugar_rebuilds(op):
+            return self.constructor(op, [op.a, op.b])
         symbol = _COMPARE[type(op)]
         return f"{self.wrap(op.a, CMP + 1)} {symbol} {self.wrap(op.b, CMP + 1)}", CMP
 
     def print_And(self, op):
+        if not sugar_rebuilds(op):
+            return self.constructor(op, [op.a, op.b])
         return f"{self.wrap(op.a, AND)} and {self.wrap(op.b, AND + 1)}", AND
 
     def print_Or(self, op):
+        if not sugar_rebuilds(op):
+            return self.constructor(op, [op.a, op.b])
         return f"{self.wrap(op.a, OR)} or {self.wrap(op.b, OR + 1)}", OR
 
     def print_Not(self, op):
+        if not sugar_rebuilds(op):
+            return self.constructor(op, [op.a])
         return f"not {self.wrap(op.a, NOT)}", NOT
 
     def print_Cast(self, op):
@@ -152,6 +186,10 @@ class ExprPrinter:
         from .calls import call_text
 
         return call_text(self, op), ATOM
+
+    def constructor(self, op, operands) -> tuple[str, int]:
+        """`T.Add(a, b)`: the node as written, for a node its operator spelling would fold."""
+        return self.call(f"T.{type(op).__name__}", operands)
 
     def call(self, name: str, args) -> tuple[str, int]:
         return f"{name}({', '.join(self(a) for a in args)})", ATOM

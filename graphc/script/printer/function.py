@@ -18,17 +18,17 @@ def main(A: T.Buffer((4,), "float32")):
 
 from __future__ import annotations
 
-from ...tir import expr as E
-from ...tir import stmt as S
+from ...tir import expr as tir_expr
+from ...tir import stmt as tir_stmt
 from .expr import pystr
 from .namer import Namer
 from .scan import scan
 from .tir import StmtPrinter, _is_true
 
 
-def _implicit_root(body) -> S.Block | None:
+def _implicit_root(body) -> tir_stmt.Block | None:
     """The root block when the parser would re-create it implicitly, else None."""
-    if not isinstance(body, S.BlockRealize) or body.iter_values or not _is_true(body.predicate):
+    if not isinstance(body, tir_stmt.BlockRealize) or body.iter_values or not _is_true(body.predicate):
         return None
     block = body.block
     if (block.name_hint != "root" or block.iter_vars or block.reads or block.writes
@@ -83,7 +83,7 @@ def prim_func_lines(func, name: str) -> list[str]:
     if attrs:
         printer.line(f"T.func_attr({printer.value(attrs)})")
     for var in info.free_vars:
-        kind = ", is_size_var=True" if isinstance(var, E.SizeVar) else ""
+        kind = ", is_size_var=True" if isinstance(var, tir_expr.SizeVar) else ""
         args = kind[2:] if kind else ""
         printer.line(f"{printer.define_var(var)} = T.{var.dtype}({args})")
     for param, buf in match_lines:

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from ...ir.module import IRModule
 from ...ir.structural import structural_equal
-from ...relax import expr as E
+from ...relax import expr as relax_expr
 from ...relax.struct_info import StructInfo, tir_vars_in_expr, tir_vars_in_struct_info
 from . import relax_expr as _rx  # a module import: relax_expr may be mid-import (it imports graphc.relax)
 from .namer import Namer
@@ -45,7 +45,7 @@ _INDENT = "    "
 class FunctionPrinter:
     """Prints one Relax function; `lines(name)` returns its text lines."""
 
-    def __init__(self, func: E.Function, metadata):
+    def __init__(self, func: relax_expr.Function, metadata):
         namer = Namer()
         namer.used |= {"cls", "metadata", "Module"}
         self.func = func
@@ -92,15 +92,15 @@ class FunctionPrinter:
             add(tir_vars_in_struct_info(self.func.ret_struct_info))
         for binding in _bindings(self.func.body):
             add(tir_vars_in_struct_info(binding.var.struct_info))
-            if isinstance(binding, E.MatchCast):
+            if isinstance(binding, relax_expr.MatchCast):
                 add(tir_vars_in_struct_info(binding.struct_info))
             for leaf in _values(binding.value):
-                if isinstance(leaf, E.ShapeExpr):
+                if isinstance(leaf, relax_expr.ShapeExpr):
                     for d in leaf.values:
                         add(tir_vars_in_expr(d))
-                elif isinstance(leaf, E.PrimValue):
+                elif isinstance(leaf, relax_expr.PrimValue):
                     add(tir_vars_in_expr(leaf.value))
-                elif isinstance(leaf, E.Call):
+                elif isinstance(leaf, relax_expr.Call):
                     for s in leaf.sinfo_args:
                         add(tir_vars_in_struct_info(s))
         return out
@@ -108,7 +108,7 @@ class FunctionPrinter:
     def body_lines(self, seq, ret: bool, target=None) -> list[str]:
         """The blocks of `seq` then `return body` (or `target = body` in an If branch)."""
         lines: list[str] = []
-        blocks, result = (seq.blocks, seq.body) if isinstance(seq, E.SeqExpr) else ((), seq)
+        blocks, result = (seq.blocks, seq.body) if isinstance(seq, relax_expr.SeqExpr) else ((), seq)
         for block in blocks:
             lines += self.block_lines(block)
         if ret:
@@ -116,12 +116,12 @@ class FunctionPrinter:
         return lines + [f"{self.p.var(target)}: {self.p.sinfo(target.struct_info)} = {self.p.expr(result)}"]
 
     def block_lines(self, block) -> list[str]:
-        if not isinstance(block, E.DataflowBlock):
+        if not isinstance(block, relax_expr.DataflowBlock):
             return [line for b in block.bindings for line in self.binding_lines(b)]
         lines = ["with R.dataflow():"]
         for b in block.bindings:
             lines += [_INDENT + line for line in self.binding_lines(b)]
-        outputs = [self.p.var(b.var) for b in block.bindings if not isinstance(b.var, E.DataflowVar)]
+        outputs = [self.p.var(b.var) for b in block.bindings if not isinstance(b.var, relax_expr.DataflowVar)]
         lines.append(_INDENT + f"R.output({', '.join(outputs)})")
         return lines
 
@@ -129,15 +129,15 @@ class FunctionPrinter:
         p = self.p
         self.namer.define(b.var, b.var.name_hint)
         name = p.var(b.var)
-        if isinstance(b, E.MatchCast):
+        if isinstance(b, relax_expr.MatchCast):
             return [f"{name}: {p.sinfo(b.var.struct_info)} = R.match_cast({p.expr(b.value)}, "
                     f"{p.sinfo(b.struct_info)})"]
         value = b.value
-        if isinstance(value, E.If):
+        if isinstance(value, relax_expr.If):
             return ([f"if {p.expr(value.cond)}:"]
                     + [_INDENT + x for x in self.body_lines(value.true_branch, False, b.var)] + ["else:"]
                     + [_INDENT + x for x in self.body_lines(value.false_branch, False, b.var)])
-        if isinstance(value, E.Function | E.SeqExpr):
+        if isinstance(value, relax_expr.Function | relax_expr.SeqExpr):
             return [f"{name} = <unprintable {type(value).__name__}>"]
         if _implied_by_call(value, b.var.struct_info):
             return [f"{name} = {p.expr(value)}"]
@@ -146,36 +146,38 @@ class FunctionPrinter:
 
 def _implied_by_call(value, sinfo) -> bool:
     """A `call_tir` whose var has exactly the declared output struct info needs no annotation."""
-    return (isinstance(value, E.Call) and getattr(value.op, "name", None) == "relax.call_tir"
+    return (isinstance(value, relax_expr.Call) and getattr(value.op, "name", None) == "relax.call_tir"
             and len(value.sinfo_args) == 1 and structural_equal(value.sinfo_args[0], sinfo))
 
 
 def _bindings(seq):
-    if isinstance(seq, E.SeqExpr):
+    if isinstance(seq, relax_expr.SeqExpr):
         for block in seq.blocks:
             for b in block.bindings:
                 yield b
-                if isinstance(b.value, E.If):
+                if isinstance(b.value, relax_expr.If):
                     yield from _bindings(b.value.true_branch)
                     yield from _bindings(b.value.false_branch)
 
 
 def _values(e):
     yield e
-    if isinstance(e, E.Tuple):
+    if isinstance(e, relax_expr.Tuple):
         for f in e.fields:
             yield from _values(f)
-    elif isinstance(e, E.Call):
+    elif isinstance(e, relax_expr.Call):
         for a in e.args:
             yield from _values(a)
-    elif isinstance(e, E.If):
-        yield from _values(e.true_branch.body if isinstance(e.true_branch, E.SeqExpr) else e.true_branch)
-        yield from _values(e.false_branch.body if isinstance(e.false_branch, E.SeqExpr) else e.false_branch)
-    elif isinstance(e, E.TupleGetItem):
+    elif isinstance(e, relax_expr.If):
+        yield from _values(e.true_branch.body if isinstance(e.true_branch,
+                                                            relax_expr.SeqExpr) else e.true_branch)
+        yield from _values(e.false_branch.body if isinstance(e.false_branch,
+                                                             relax_expr.SeqExpr) else e.false_branch)
+    elif isinstance(e, relax_expr.TupleGetItem):
         yield from _values(e.tuple_value)
 
 
-def function_lines(func: E.Function, name: str) -> tuple[list[str], set]:
+def function_lines(func: relax_expr.Function, name: str) -> tuple[list[str], set]:
     """The function's lines (metadata references go to the module being printed)."""
     return FunctionPrinter(func, _METADATA[-1] if _METADATA else None).lines(name)
 
@@ -201,7 +203,7 @@ def module_script(mod: IRModule, **kwargs) -> str:
     return "\n".join(_with_metadata(text.split("\n"), meta, "@I.ir_module"))
 
 
-def function_script(func: E.Function, name: str) -> str:
+def function_script(func: relax_expr.Function, name: str) -> str:
     """A standalone function: header, metadata section and the function."""
     from . import _header
 
@@ -219,15 +221,15 @@ def function_script(func: E.Function, name: str) -> str:
 
 def expr_text(e) -> str:
     """One line for `repr(expr)`; functions print in full."""
-    if isinstance(e, E.Function):
+    if isinstance(e, relax_expr.Function):
         return "\n".join(FunctionPrinter(e, None).lines(e.attrs.get("global_symbol") or "main")[0])
-    if isinstance(e, E.If | E.SeqExpr):
-        fp = FunctionPrinter(E.Function([], E.SeqExpr([], E.Tuple([]))), None)
+    if isinstance(e, relax_expr.If | relax_expr.SeqExpr):
+        fp = FunctionPrinter(relax_expr.Function([], relax_expr.SeqExpr([], relax_expr.Tuple([]))), None)
         fp.p.standalone = True
-        if isinstance(e, E.SeqExpr):
+        if isinstance(e, relax_expr.SeqExpr):
             return "\n".join(fp.body_lines(e, ret=True))
-        var = E.Var("_", e.struct_info_ or _object())
-        return "\n".join(fp.binding_lines(E.VarBinding(var, e)))
+        var = relax_expr.Var("_", e.struct_info_ or _object())
+        return "\n".join(fp.binding_lines(relax_expr.VarBinding(var, e)))
     return _rx.RelaxExprPrinter(standalone=True).expr(e)
 
 
@@ -238,7 +240,7 @@ def _object():
 
 
 def binding_text(b) -> str:
-    fp = FunctionPrinter(E.Function([], E.SeqExpr([], E.Tuple([]))), None)
+    fp = FunctionPrinter(relax_expr.Function([], relax_expr.SeqExpr([], relax_expr.Tuple([]))), None)
     fp.p.standalone = True
     if b.var.struct_info_ is None:
         return f"{b.var.name_hint} = {fp.p.expr(b.value)}"
@@ -246,22 +248,25 @@ def binding_text(b) -> str:
 
 
 def block_text(block) -> str:
-    fp = FunctionPrinter(E.Function([], E.SeqExpr([], E.Tuple([]))), None)
+    fp = FunctionPrinter(relax_expr.Function([], relax_expr.SeqExpr([], relax_expr.Tuple([]))), None)
     fp.p.standalone = True
     return "\n".join(fp.block_lines(block))
 
 
 def _register() -> None:
-    from . import register_function_printer, register_printer
+    from . import register_function_printer, register_printer, register_repr_printer
 
-    register_function_printer(E.Function, function_lines)
+    register_function_printer(relax_expr.Function, function_lines)
     register_printer(IRModule, module_script)
-    register_printer(E.Expr, lambda node, **kw: function_script(
+    register_printer(relax_expr.Expr, lambda node, **kw: function_script(
         node, kw.get("name") or node.attrs.get("global_symbol") or "main")
-        if isinstance(node, E.Function) else expr_text(node))
-    register_printer(E.Binding, lambda node, **kw: binding_text(node))
-    register_printer(E.BindingBlock, lambda node, **kw: block_text(node))
+        if isinstance(node, relax_expr.Function) else expr_text(node))
+    register_printer(relax_expr.Binding, lambda node, **kw: binding_text(node))
+    register_printer(relax_expr.BindingBlock, lambda node, **kw: block_text(node))
     register_printer(StructInfo, lambda node, **kw: _rx.RelaxExprPrinter(standalone=True).sinfo(node))
+    register_repr_printer(relax_expr.Expr, expr_text)
+    register_repr_printer(relax_expr.Binding, binding_text)
+    register_repr_printer(relax_expr.BindingBlock, block_text)
 
 
 _register()

@@ -22,9 +22,10 @@ import math
 
 import numpy as np
 
+from ...ir.dispatch import method_table
 from ...ir.module import GlobalVar
-from ...relax import expr as E
-from ...relax import struct_info as S
+from ...relax import expr as relax_expr
+from ...relax import struct_info as relax_sinfo
 from ...tir import expr as TE
 from .expr import ATOM, ExprPrinter, pystr
 from .namer import Namer
@@ -91,6 +92,12 @@ class DimPrinter(ExprPrinter):
             return f"T.int32({op.value})", ATOM
         return super().print_IntImm(op)
 
+    def constructor(self, op, operands):
+        # A constructor's plain numbers are int32, as in TensorIR: `T.Add(T.int64(2), T.int64(7))`.
+        args = (f"T.int64({a.value})" if isinstance(a, TE.IntImm) and a.dtype == "int64" else self(a)
+                for a in operands)
+        return f"T.{type(op).__name__}({', '.join(args)})", ATOM
+
 
 class RelaxExprPrinter:
     """Prints Relax expressions and struct info; `metadata` collects tensor constants."""
@@ -103,6 +110,7 @@ class RelaxExprPrinter:
         self.standalone = standalone  # repr: names as they are, tensors summarized
         self.uses_cls = False
         self.uses_tir = False
+        self._rules = method_table(type(self), "print_")
 
     # -- struct info ------------------------------------------------------------------------
     def dim(self, value, signature: bool = False) -> str:
@@ -116,7 +124,7 @@ class RelaxExprPrinter:
         return f"({inner},)" if len(values) == 1 else f"({inner})"
 
     def sinfo(self, s, signature: bool = False) -> str:
-        if isinstance(s, S.TensorStructInfo):
+        if isinstance(s, relax_sinfo.TensorStructInfo):
             parts = []
             values = s.shape_values
             if values is not None:
@@ -128,26 +136,26 @@ class RelaxExprPrinter:
             if s.shape is None and s.ndim != -1:
                 parts.append(f"ndim={s.ndim}")
             return f"R.Tensor({', '.join(parts)})" if parts else "R.Tensor"
-        if isinstance(s, S.ShapeStructInfo):
+        if isinstance(s, relax_sinfo.ShapeStructInfo):
             if s.values is not None:
                 return "R.Shape([" + ", ".join(self.dim(v, signature) for v in s.values) + "])"
             return f"R.Shape(ndim={s.ndim})" if s.ndim != -1 else "R.Shape"
-        if isinstance(s, S.PrimStructInfo):
+        if isinstance(s, relax_sinfo.PrimStructInfo):
             if s.value is not None:
                 return f"R.Prim(value={self.dim(s.value, signature)})"
             return f"R.Prim({pystr(s.dtype)})"
-        if isinstance(s, S.TupleStructInfo):
+        if isinstance(s, relax_sinfo.TupleStructInfo):
             if not s.fields:
                 return "R.Tuple"
             return "R.Tuple(" + ", ".join(self.sinfo(f, signature) for f in s.fields) + ")"
-        if isinstance(s, S.FuncStructInfo):
+        if isinstance(s, relax_sinfo.FuncStructInfo):
             ret = self.sinfo(s.ret, signature)
             if s.params is None:
                 return f"R.Callable(ret={ret}, purity={s.purity})"
             params = [self.sinfo(p, signature) for p in s.params]
             inner = ", ".join(params) + ("," if len(params) == 1 else "")
             return f"R.Callable(({inner}), {ret}, purity={s.purity})"
-        if isinstance(s, S.ObjectStructInfo):
+        if isinstance(s, relax_sinfo.ObjectStructInfo):
             return "R.Object"
         return f"<unprintable struct info {type(s).__name__}>"
 
@@ -159,16 +167,11 @@ class RelaxExprPrinter:
         return name if name is not None else v.name_hint
 
     def expr(self, e) -> str:
-        method = getattr(self, f"print_{type(e).__name__}", None)
-        if method is None:
-            for base in type(e).__mro__[1:]:
-                method = getattr(self, f"print_{base.__name__}", None)
-                if method is not None:
-                    break
+        method = self._rules[type(e)]
         if method is None:
             name = getattr(e, "name", None)
             return f"Op({name!r})" if isinstance(name, str) else f"<unprintable {type(e).__name__}>"
-        return method(e)
+        return method(self, e)
 
     def print_Var(self, e):
         return self.var(e)
@@ -219,12 +222,12 @@ class RelaxExprPrinter:
 
     def print_Call(self, call):
         op = call.op
-        op_name = getattr(op, "name", None) if not isinstance(op, E.Expr | GlobalVar) else None
+        op_name = getattr(op, "name", None) if not isinstance(op, relax_expr.Expr | GlobalVar) else None
         sinfos = [self.sinfo(s) for s in call.sinfo_args]
         if op_name == "relax.call_tir":
             args = [self.expr(a) for a in call.args[:2]]
             out = sinfos[0] if sinfos else "R.Object"
-            if call.sinfo_args and isinstance(call.sinfo_args[0], S.TupleStructInfo):
+            if call.sinfo_args and isinstance(call.sinfo_args[0], relax_sinfo.TupleStructInfo):
                 out = "[" + ", ".join(self.sinfo(f) for f in call.sinfo_args[0].fields) + "]"
             args.append(f"out_sinfo={out}")
             if len(call.args) > 2:
@@ -234,7 +237,7 @@ class RelaxExprPrinter:
         args += [f"{k}={self.value(v)}" for k, v in call.attrs.items()]
         if sinfos:
             args.append("sinfo_args=" + (sinfos[0] if len(sinfos) == 1 else f"[{', '.join(sinfos)}]"))
-        if isinstance(op, E.ExternFunc):
+        if isinstance(op, relax_expr.ExternFunc):
             return f"R.call_packed({', '.join([pystr(op.global_symbol)] + args)})"
         callee = "R." + op_name.removeprefix("relax.") if isinstance(op_name, str) else self.expr(op)
         return f"{callee}({', '.join(args)})"
@@ -251,6 +254,6 @@ class RelaxExprPrinter:
             return "[" + ", ".join(self.value(x) for x in v) + "]"
         if isinstance(v, dict):
             return "{" + ", ".join(f"{self.value(k)}: {self.value(x)}" for k, x in v.items()) + "}"
-        if isinstance(v, E.Expr | S.StructInfo):
-            return self.expr(v) if isinstance(v, E.Expr) else self.sinfo(v)
+        if isinstance(v, relax_expr.Expr | relax_sinfo.StructInfo):
+            return self.expr(v) if isinstance(v, relax_expr.Expr) else self.sinfo(v)
         return repr(v)

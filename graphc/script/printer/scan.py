@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from ...tir import expr as E
-from ...tir import stmt as S
+from ...tir import expr as tir_expr
+from ...tir import stmt as tir_stmt
 from ...tir.buffer import Buffer
 
 
@@ -53,7 +53,7 @@ class _Scanner:
             return
         if not dataclasses.is_dataclass(obj) or isinstance(obj, type):
             return
-        if isinstance(obj, E.Var):
+        if isinstance(obj, tir_expr.Var):
             if id(obj) not in self.seen:
                 self.seen.add(id(obj))
                 self.used_vars.append(obj)
@@ -71,13 +71,13 @@ class _Scanner:
             self.walk(getattr(obj, field.name))
 
 
-def _for(sc: _Scanner, op: S.For) -> None:
+def _for(sc: _Scanner, op: tir_stmt.For) -> None:
     sc.define(op.loop_var)
     if op.thread_binding is not None:
         sc.define(op.thread_binding.var)
 
 
-def _block(sc: _Scanner, op: S.Block) -> None:
+def _block(sc: _Scanner, op: tir_stmt.Block) -> None:
     for iv in op.iter_vars:
         sc.define(iv.var)
     for buf in op.alloc_buffers:
@@ -86,19 +86,19 @@ def _block(sc: _Scanner, op: S.Block) -> None:
         sc.declared_buffers.add(id(match.buffer))
 
 
-def _attr(sc: _Scanner, op: S.AttrStmt) -> None:
-    if isinstance(op.node, S.IterVar):
+def _attr(sc: _Scanner, op: tir_stmt.AttrStmt) -> None:
+    if isinstance(op.node, tir_stmt.IterVar):
         sc.define(op.node.var)
 
 
 _HOOKS = {
-    S.For: _for,
-    S.Block: _block,
-    S.LetStmt: lambda sc, op: sc.define(op.var),
-    E.Let: lambda sc, op: sc.define(op.var),
-    S.Allocate: lambda sc, op: sc.define(op.buffer_var),
-    S.DeclBuffer: lambda sc, op: sc.declared_buffers.add(id(op.buffer)),
-    S.AttrStmt: _attr,
+    tir_stmt.For: _for,
+    tir_stmt.Block: _block,
+    tir_stmt.LetStmt: lambda sc, op: sc.define(op.var),
+    tir_expr.Let: lambda sc, op: sc.define(op.var),
+    tir_stmt.Allocate: lambda sc, op: sc.define(op.buffer_var),
+    tir_stmt.DeclBuffer: lambda sc, op: sc.declared_buffers.add(id(op.buffer)),
+    tir_stmt.AttrStmt: _attr,
 }
 
 

@@ -16,26 +16,28 @@ for i in range(4):
 
 from __future__ import annotations
 
-from ...tir import expr as E
-from ...tir import stmt as S
+from ...ir.dispatch import method_table
+from ...tir import expr as tir_expr
+from ...tir import stmt as tir_stmt
+from ...tir.analysis.var_use import uses_any_var
 from .buffers import BufferPrinterMixin
 from .expr import ExprPrinter, pystr
 from .namer import Namer
 
-_KIND_NAMES = {S.ForKind.SERIAL: "T.serial", S.ForKind.PARALLEL: "T.parallel",
-               S.ForKind.VECTORIZED: "T.vectorized", S.ForKind.UNROLLED: "T.unroll",
-               S.ForKind.THREAD_BINDING: "T.thread_binding"}
-_AXIS = {S.IterType.DATA_PAR: "spatial", S.IterType.COMM_REDUCE: "reduce",
-         S.IterType.ORDERED: "scan", S.IterType.OPAQUE: "opaque"}
-_REMAP = {S.IterType.DATA_PAR: "S", S.IterType.COMM_REDUCE: "R"}
+_KIND_NAMES = {tir_stmt.ForKind.SERIAL: "T.serial", tir_stmt.ForKind.PARALLEL: "T.parallel",
+               tir_stmt.ForKind.VECTORIZED: "T.vectorized", tir_stmt.ForKind.UNROLLED: "T.unroll",
+               tir_stmt.ForKind.THREAD_BINDING: "T.thread_binding"}
+_AXIS = {tir_stmt.IterType.DATA_PAR: "spatial", tir_stmt.IterType.COMM_REDUCE: "reduce",
+         tir_stmt.IterType.ORDERED: "scan", tir_stmt.IterType.OPAQUE: "opaque"}
+_REMAP = {tir_stmt.IterType.DATA_PAR: "S", tir_stmt.IterType.COMM_REDUCE: "R"}
 
 
 def _is_int(expr, value: int) -> bool:
-    return isinstance(expr, E.IntImm) and expr.value == value and expr.dtype != "bool"
+    return isinstance(expr, tir_expr.IntImm) and expr.value == value and expr.dtype != "bool"
 
 
 def _is_true(expr) -> bool:
-    return isinstance(expr, E.IntImm) and expr.dtype == "bool" and expr.value == 1
+    return isinstance(expr, tir_expr.IntImm) and expr.dtype == "bool" and expr.value == 1
 
 
 class StmtPrinter(BufferPrinterMixin):
@@ -46,9 +48,9 @@ class StmtPrinter(BufferPrinterMixin):
         self.expr = ExprPrinter(self.namer)
         self.lines: list[str] = []
         self.depth = 0
-        self.loops: dict[int, S.For] = {}
+        self.loops: dict[int, tir_stmt.For] = {}
         self.pending_views: list = []
-        self._table: dict[type, object] = {}
+        self._rules = method_table(type(self), "print_")
 
     # -- output -----------------------------------------------------------------------------
     def line(self, text: str) -> None:
@@ -69,25 +71,18 @@ class StmtPrinter(BufferPrinterMixin):
     # -- dispatch ---------------------------------------------------------------------------
     def body(self, stmt) -> None:
         """Print `stmt` as a whole body (it may print inline scoping forms)."""
-        if isinstance(stmt, S.SeqStmt):
+        if isinstance(stmt, tir_stmt.SeqStmt):
             for k, item in enumerate(stmt.seq):
                 self.stmt(item, last=k == len(stmt.seq) - 1)
         else:
             self.stmt(stmt, last=True)
 
     def stmt(self, stmt, last: bool) -> None:
-        cls = type(stmt)
-        rule = self._table.get(cls)
+        rule = self._rules[type(stmt)]
         if rule is None:
-            for base in cls.__mro__:
-                rule = getattr(self, f"print_{base.__name__}", None)
-                if rule is not None:
-                    break
-            if rule is None:
-                self.line(f"# <unprintable {cls.__name__}>")
-                return
-            self._table[cls] = rule
-        rule(stmt, last)
+            self.line(f"# <unprintable {type(stmt).__name__}>")
+            return
+        rule(self, stmt, last)
 
     # -- simple statements ------------------------------------------------------------------
     def print_SeqStmt(self, op, last):
@@ -164,7 +159,7 @@ class StmtPrinter(BufferPrinterMixin):
 
     def print_AttrStmt(self, op, last):
         node = op.node
-        if op.attr_key == "thread_extent" and isinstance(node, S.IterVar):
+        if op.attr_key == "thread_extent" and isinstance(node, tir_stmt.IterVar):
             value = self.expr(op.value)
             fresh = node.var not in self.namer
             if fresh and node.dom is not None and _is_int(node.dom.min, 0) \
@@ -186,9 +181,9 @@ class StmtPrinter(BufferPrinterMixin):
             self.indented(op.body)
 
     def attr_node(self, node) -> str:
-        if isinstance(node, S.IterVar):
+        if isinstance(node, tir_stmt.IterVar):
             return self.expr(node.var)
-        if isinstance(node, E.PrimExpr):
+        if isinstance(node, tir_expr.PrimExpr):
             return self.expr(node)
         if hasattr(node, "data") and hasattr(node, "shape"):
             return self.expr.buffer_name(node)
@@ -198,7 +193,7 @@ class StmtPrinter(BufferPrinterMixin):
     def print_For(self, op, last):
         grid = [op]
         while self._plain(grid[-1]) and self._plain(grid[-1].body) \
-                and not self._uses(grid[-1].body.extent, grid):
+                and not uses_any_var(grid[-1].body.extent, {loop.loop_var for loop in grid}):
             grid.append(grid[-1].body)
         if len(grid) > 1:
             extents = ", ".join(self.expr(loop.extent) for loop in grid)
@@ -226,7 +221,7 @@ class StmtPrinter(BufferPrinterMixin):
             args = [self.expr(op.extent)]
         else:
             args = [self.expr(op.min), self.range_end(op.min, op.extent)]
-        if op.kind is S.ForKind.THREAD_BINDING:
+        if op.kind is tir_stmt.ForKind.THREAD_BINDING:
             tag = op.thread_binding.thread_tag if op.thread_binding is not None else ""
             args.append(f"thread={pystr(tag)}")
         if op.annotations:
@@ -239,26 +234,19 @@ class StmtPrinter(BufferPrinterMixin):
 
     @staticmethod
     def _plain(op) -> bool:
-        return (isinstance(op, S.For) and op.kind is S.ForKind.SERIAL and not op.annotations
+        return (isinstance(op, tir_stmt.For) and op.kind is tir_stmt.ForKind.SERIAL and not op.annotations
                 and op.thread_binding is None and _is_int(op.min, 0)
                 and op.min.dtype == op.extent.dtype == op.loop_var.dtype)
 
-    @staticmethod
-    def _uses(expr, loops) -> bool:
-        from .scan import _Scanner
-
-        sc = _Scanner()
-        sc.walk(expr)
-        ids = {id(loop.loop_var) for loop in loops}
-        return any(id(v) in ids for v in sc.used_vars)
-
     def range_end(self, lo, extent) -> str:
-        """The text of `lo + extent` as the parser expects to read it back."""
-        if isinstance(lo, E.IntImm) and isinstance(extent, E.IntImm):
-            return self.expr(E.const(lo.value + extent.value, lo.dtype))
-        if lo.dtype == extent.dtype:
-            return self.expr(E.Add(lo, extent, lo.dtype))
-        return self.expr(lo + extent)
+        """The text of `lo + extent` that the parser's `range_extent` reads back as `extent`."""
+        if isinstance(lo, tir_expr.IntImm) and isinstance(extent, tir_expr.IntImm):
+            return self.expr(tir_expr.const(lo.value + extent.value, lo.dtype))
+        if lo.dtype != extent.dtype:
+            return self.expr(lo + extent)
+        if _is_int(lo, 0) and not (isinstance(extent, tir_expr.Add) and _is_int(extent.a, 0)):
+            return self.expr(extent)  # `0:n`, read back as `n - 0`
+        return self.expr(tir_expr.Add(lo, extent, lo.dtype))  # read back as the Add's `b`
 
     # -- blocks -----------------------------------------------------------------------------
     def print_BlockRealize(self, op, last):
@@ -332,7 +320,7 @@ class StmtPrinter(BufferPrinterMixin):
             self.line(f"{name} = T.axis.{_AXIS[iv.iter_type]}({extent}{value})")
 
     def _remappable(self, iv, value) -> bool:
-        loop = self.loops.get(id(value)) if isinstance(value, E.Var) else None
+        loop = self.loops.get(id(value)) if isinstance(value, tir_expr.Var) else None
         if loop is None or iv.iter_type not in _REMAP or iv.var.dtype != value.dtype:
             return False
         dom = iv.dom
@@ -359,7 +347,7 @@ class StmtPrinter(BufferPrinterMixin):
         if isinstance(value, tuple):
             inner = ", ".join(self.value(v) for v in value)
             return f"({inner},)" if len(value) == 1 else f"({inner})"
-        if isinstance(value, E.PrimExpr):
+        if isinstance(value, tir_expr.PrimExpr):
             return self.expr(value)
         if isinstance(value, str):
             return pystr(value)

@@ -22,9 +22,9 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ...errors import CodegenError
+from ...ir.dispatch import method_table
 from ...ir.dtype import DataType
-from ...tir import expr as E
-from ...tir.functor import post_order_visit
+from ...tir.analysis.var_use import used_vars
 from .expr import ExprCodegen
 from .intrinsics import IntrinsicCodegen
 from .parallel import ParallelCodegen
@@ -44,8 +44,7 @@ class CodeGenLLVM(ExprCodegen, IntrinsicCodegen, StmtCodegen, ParallelCodegen):
         self.target_kind = target.kind
         self.module = ir.Module(name="graphc")
         self.module.triple = target.triple
-        self._expr_table: dict = {}
-        self._stmt_table: dict = {}
+        self._visitors = method_table(type(self))
         self._strings: dict[str, ir.GlobalVariable] = {}
         self.vector_bits = native_vector_bits(target) if target.is_cpu else 128
 
@@ -147,16 +146,9 @@ class CodeGenLLVM(ExprCodegen, IntrinsicCodegen, StmtCodegen, ParallelCodegen):
 def _shape_vars(func) -> dict[str, list]:
     """Var objects of the parameter buffers' shapes and strides, grouped by name."""
     found: dict[str, list] = {}
-
-    def visit(node):
-        if isinstance(node, E.Var) and not DataType(node.dtype).is_handle:
-            group = found.setdefault(node.name, [])
-            if all(v is not node for v in group):
-                group.append(node)
-
-    for buf in func.buffer_map.values():
-        for dim in (*buf.shape, *buf.strides):
-            post_order_visit(dim, visit)
+    for var in used_vars(*(d for buf in func.buffer_map.values() for d in (*buf.shape, *buf.strides))):
+        if not DataType(var.dtype).is_handle:
+            found.setdefault(var.name, []).append(var)
     return found
 
 

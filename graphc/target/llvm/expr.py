@@ -12,48 +12,44 @@ from llvmlite import ir
 
 from ...errors import CodegenError
 from ...ir.dtype import DataType
-from ...tir import expr as E
+from ...tir import expr as tir_expr
 from .types import I1, I32, I64, bf16_to_f32, const_like, constant, f32_to_bf16, reg_type, splat
 
 FAST = ("contract",)
-_ICMP = {E.EQ: "==", E.NE: "!=", E.LT: "<", E.LE: "<=", E.GT: ">", E.GE: ">="}
-_FCMP = {E.EQ: ("==", False), E.NE: ("!=", True), E.LT: ("<", False), E.LE: ("<=", False),
-         E.GT: (">", False), E.GE: (">=", False)}
+_ICMP = {tir_expr.EQ: "==", tir_expr.NE: "!=", tir_expr.LT: "<", tir_expr.LE: "<=", tir_expr.GT: ">",
+         tir_expr.GE: ">="}
+_FCMP = {tir_expr.EQ: ("==", False), tir_expr.NE: ("!=", True), tir_expr.LT: ("<", False),
+         tir_expr.LE: ("<=", False),
+         tir_expr.GT: (">", False), tir_expr.GE: (">=", False)}
 
 
 class ExprCodegen:
     """Expression half of the LLVM code generator."""
 
     builder: ir.IRBuilder
+    _visitors: dict  # node class -> visit_<Node> (`method_table`, shared with the statements)
 
     def emit_expr(self, expr) -> ir.Value:
-        cls = type(expr)
-        method = self._expr_table.get(cls)
+        method = self._visitors[type(expr)]
         if method is None:
-            for base in cls.__mro__:
-                method = getattr(type(self), f"visit_{base.__name__}", None)
-                if method is not None:
-                    break
-            if method is None:
-                raise CodegenError(f"LLVM codegen cannot translate expression {cls.__name__}")
-            self._expr_table[cls] = method
+            raise CodegenError(f"LLVM codegen cannot translate expression {type(expr).__name__}")
         return method(self, expr)
 
     # -- leaves --------------------------------------------------------------------------
-    def visit_Var(self, op: E.Var) -> ir.Value:
+    def visit_Var(self, op: tir_expr.Var) -> ir.Value:
         try:
             return self.vars[op]
         except KeyError:
             raise CodegenError(f"{self.func_name}: variable {op.name!r} is used outside the scope "
                                "that defines it (no loop, let or parameter binds it)") from None
 
-    def visit_IntImm(self, op: E.IntImm) -> ir.Value:
+    def visit_IntImm(self, op: tir_expr.IntImm) -> ir.Value:
         return constant(op.dtype, op.value)
 
-    def visit_FloatImm(self, op: E.FloatImm) -> ir.Value:
+    def visit_FloatImm(self, op: tir_expr.FloatImm) -> ir.Value:
         return constant(op.dtype, op.value)
 
-    def visit_StringImm(self, op: E.StringImm) -> ir.Value:
+    def visit_StringImm(self, op: tir_expr.StringImm) -> ir.Value:
         return self.string_constant(op.value)
 
     # -- arithmetic ----------------------------------------------------------------------
@@ -111,9 +107,9 @@ class ExprCodegen:
 
         A divisor that is a constant other than 0 and -1 needs no guard.
         """
-        divisor = op.b.value if isinstance(op.b, E.Broadcast) else op.b
+        divisor = op.b.value if isinstance(op.b, tir_expr.Broadcast) else op.b
         dt = DataType(op.dtype)
-        if dt.is_float or (isinstance(divisor, E.IntImm) and divisor.value not in (0, -1)):
+        if dt.is_float or (isinstance(divisor, tir_expr.IntImm) and divisor.value not in (0, -1)):
             return self._binary(op, int_fn, uint_fn, float_fn)
         b, signed = self.builder, dt.is_int
         x, d = self.emit_expr(op.a), self.emit_expr(op.b)
@@ -197,7 +193,7 @@ class ExprCodegen:
             del self.vars[op.var]
 
     # -- conversions ----------------------------------------------------------------------
-    def visit_Cast(self, op: E.Cast) -> ir.Value:
+    def visit_Cast(self, op: tir_expr.Cast) -> ir.Value:
         return self.cast(op.value.dtype, op.dtype, self.emit_expr(op.value))
 
     def cast(self, src: str, dst: str, value: ir.Value) -> ir.Value:
@@ -234,7 +230,7 @@ class ExprCodegen:
         return value  # int <-> uint of equal width: same bits
 
     # -- vectors --------------------------------------------------------------------------
-    def visit_Ramp(self, op: E.Ramp) -> ir.Value:
+    def visit_Ramp(self, op: tir_expr.Ramp) -> ir.Value:
         base, stride = self.emit_expr(op.base), self.emit_expr(op.stride)
         b, lanes = self.builder, op.lanes
         offsets = ir.Constant(ir.VectorType(base.type, lanes),
@@ -243,10 +239,10 @@ class ExprCodegen:
             return b.fadd(splat(b, base, lanes), b.fmul(splat(b, stride, lanes), offsets))
         return b.add(splat(b, base, lanes), b.mul(splat(b, stride, lanes), offsets))
 
-    def visit_Broadcast(self, op: E.Broadcast) -> ir.Value:
+    def visit_Broadcast(self, op: tir_expr.Broadcast) -> ir.Value:
         return splat(self.builder, self.emit_expr(op.value), op.lanes)
 
-    def visit_Shuffle(self, op: E.Shuffle) -> ir.Value:
+    def visit_Shuffle(self, op: tir_expr.Shuffle) -> ir.Value:
         b = self.builder
         lanes = []  # (vector value, lane) for each lane of the concatenation
         for vec in op.vectors:
@@ -265,10 +261,10 @@ class ExprCodegen:
         return result
 
     # -- memory ---------------------------------------------------------------------------
-    def visit_BufferLoad(self, op: E.BufferLoad) -> ir.Value:
+    def visit_BufferLoad(self, op: tir_expr.BufferLoad) -> ir.Value:
         return self.load(op.buffer, op.indices, op.dtype, op.predicate)
 
-    def visit_Call(self, op: E.Call) -> ir.Value:
+    def visit_Call(self, op: tir_expr.Call) -> ir.Value:
         return self.emit_call(op)
 
     def index_i64(self, index) -> ir.Value:

@@ -12,7 +12,7 @@ from llvmlite import ir
 
 from ...errors import CodegenError
 from ...ir.dtype import DataType
-from ...tir import expr as E
+from ...tir import expr as tir_expr
 from ..intrin import lower_intrin
 from .types import I1, I8, I32, PTR, const_like, f32_of, mem_type, reg_type
 
@@ -54,7 +54,7 @@ class IntrinsicCodegen:
             fn.attributes.add("nounwind")
         return fn
 
-    def emit_call(self, op: E.Call) -> ir.Value:
+    def emit_call(self, op: tir_expr.Call) -> ir.Value:
         handler = _STRUCTURAL.get(op.op)
         if handler is not None:
             return handler(self, op)
@@ -77,16 +77,16 @@ class IntrinsicCodegen:
             f"graphc.target.register_intrin_lowering({op.op!r}, 'llvm', rule)"
         )
 
-    def _widened(self, op: E.Call) -> ir.Value:
+    def _widened(self, op: tir_expr.Call) -> ir.Value:
         """float16/bfloat16 math computed in float32 and converted back."""
-        args = [E.Cast(f32_of(a.dtype), a) if DataType(a.dtype).is_float else a for a in op.args]
+        args = [tir_expr.Cast(f32_of(a.dtype), a) if DataType(a.dtype).is_float else a for a in op.args]
         dt = DataType(op.dtype)
         ret = f32_of(op.dtype) if dt.is_float else op.dtype
-        call = E.Call(ret, op.op, tuple(args))
-        return self.emit_expr(E.Cast(op.dtype, call) if ret != op.dtype else call)
+        call = tir_expr.Call(ret, op.op, tuple(args))
+        return self.emit_expr(tir_expr.Cast(op.dtype, call) if ret != op.dtype else call)
 
-    def _extern(self, op: E.Call) -> ir.Value:
-        if not op.args or not isinstance(op.args[0], E.StringImm):
+    def _extern(self, op: tir_expr.Call) -> ir.Value:
+        if not op.args or not isinstance(op.args[0], tir_expr.StringImm):
             raise CodegenError(f"{self.func_name}: {op.op} needs the function name as a string first")
         name, args = op.args[0].value, op.args[1:]
         values = [self.emit_expr(a) for a in args]
@@ -113,7 +113,7 @@ class IntrinsicCodegen:
             return self.builder.extract_element(value, ir.Constant(I32, i))
         return value
 
-    def _if_then_else(self, op: E.Call) -> ir.Value:
+    def _if_then_else(self, op: tir_expr.Call) -> ir.Value:
         cond = self.to_bool_i1(self.emit_expr(op.args[0]))
         if isinstance(cond.type, ir.VectorType):  # per-lane: both sides, like Select
             return self.builder.select(cond, self.emit_expr(op.args[1]), self.emit_expr(op.args[2]))
@@ -135,9 +135,9 @@ class IntrinsicCodegen:
         phi.add_incoming(f, else_end)
         return phi
 
-    def _address_of(self, op: E.Call) -> ir.Value:
+    def _address_of(self, op: tir_expr.Call) -> ir.Value:
         load = op.args[0]
-        if not isinstance(load, E.BufferLoad):
+        if not isinstance(load, tir_expr.BufferLoad):
             raise CodegenError(f"{self.func_name}: tir.address_of needs a buffer load, got {load!r}")
         base, index = self.buffer_base(load.buffer, load.indices)
         return self.builder.gep(base, [self.index_i64(index)], source_etype=mem_type(load.buffer.dtype))

@@ -25,9 +25,9 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ...ir.dtype import DataType
-from ...tir import expr as E
-from ...tir import stmt as S
-from ...tir.functor import post_order_visit
+from ...tir import expr as tir_expr
+from ...tir import stmt as tir_stmt
+from ...tir.analysis.var_use import uses_var
 from .types import I32, I64, PTR, const_like
 
 # below this many innermost iterations a parallel region's start-up (~microseconds) dominates
@@ -46,47 +46,42 @@ def static_work(stmt) -> int | None:
     >>> static_work(tir.For(i, tir.const(0), tir.const(8), tir.ForKind.PARALLEL, inner))
     64
     """
-    if isinstance(stmt, S.For):
+    if isinstance(stmt, tir_stmt.For):
         inner = static_work(stmt.body)
-        if inner is None or not isinstance(stmt.extent, E.IntImm):
+        if inner is None or not isinstance(stmt.extent, tir_expr.IntImm):
             return None
         return max(stmt.extent.value, 0) * inner
-    if isinstance(stmt, S.SeqStmt):
+    if isinstance(stmt, tir_stmt.SeqStmt):
         parts = [static_work(s) for s in stmt.seq]
         return None if any(p is None for p in parts) else max(sum(parts), 1)
-    if isinstance(stmt, S.IfThenElse):
+    if isinstance(stmt, tir_stmt.IfThenElse):
         parts = [static_work(s) for s in (stmt.then_case, stmt.else_case) if s is not None]
         return None if any(p is None for p in parts) else max(parts)
-    if isinstance(stmt, S.While):
+    if isinstance(stmt, tir_stmt.While):
         return None
     body = getattr(stmt, "body", None)
-    return static_work(body) if isinstance(body, S.Stmt) else 1
+    return static_work(body) if isinstance(body, tir_stmt.Stmt) else 1
 
 
-def _chunk_loop(op: S.For, bindings: dict, lo: ir.Value, hi: ir.Value):
+def _chunk_loop(op: tir_stmt.For, bindings: dict, lo: ir.Value, hi: ir.Value):
     """`op` over `[lo, hi)` as TIR, allocations of the loop body hoisted out of the loop.
 
     An allocation whose size does not depend on the loop variable is made once per thread
     instead of once per iteration: each iteration gets an uninitialized buffer either way.
     """
     dtype = op.loop_var.dtype
-    lo_var, hi_var = E.Var(f"{op.loop_var.name}_lo", dtype), E.Var(f"{op.loop_var.name}_hi", dtype)
+    lo_var, hi_var = tir_expr.Var(f"{op.loop_var.name}_lo", dtype), tir_expr.Var(f"{op.loop_var.name}_hi",
+                                                                                 dtype)
     bindings[lo_var], bindings[hi_var] = lo, hi
     body, allocs = op.body, []
-    while isinstance(body, S.Allocate) and not _uses(op.loop_var, (*body.extents, body.condition)):
+    while isinstance(body, tir_stmt.Allocate) and not any(
+            uses_var(e, op.loop_var) for e in (*body.extents, body.condition)):
         allocs.append(body)
         body = body.body
-    stmt = S.For(op.loop_var, lo_var, E.sub(hi_var, lo_var), S.ForKind.SERIAL, body)
+    stmt = tir_stmt.For(op.loop_var, lo_var, tir_expr.sub(hi_var, lo_var), tir_stmt.ForKind.SERIAL, body)
     for alloc in reversed(allocs):
         stmt = alloc.replace(body=stmt)
     return stmt
-
-
-def _uses(var, exprs) -> bool:
-    found = []
-    for e in exprs:
-        post_order_visit(e, lambda node: found.append(node) if node is var else None)
-    return bool(found)
 
 
 class ParallelCodegen:
@@ -94,7 +89,7 @@ class ParallelCodegen:
 
     parallel_depth = 0
 
-    def emit_parallel_for(self, op: S.For) -> bool:
+    def emit_parallel_for(self, op: tir_stmt.For) -> bool:
         """Emit `op` as a parallel region; False (nothing emitted) when it should stay serial."""
         if self.parallel_depth > 0:
             return False  # only the outermost parallel loop of a nest uses the pool
@@ -137,7 +132,7 @@ class ParallelCodegen:
         return True
 
     # -- the outlined functions ------------------------------------------------------------------
-    def _outline(self, op: S.For, index_t: ir.Type, captured: list) -> ir.Function:
+    def _outline(self, op: tir_stmt.For, index_t: ir.Type, captured: list) -> ir.Function:
         """Emit `@f_parK_body` and `@f_parK` for `op`; return the latter."""
         self.outlined_count = getattr(self, "outlined_count", 0) + 1
         name = f"{self.func_name}_par{self.outlined_count}"
@@ -172,7 +167,7 @@ class ParallelCodegen:
             return value
         return (b.zext if DataType(dtype).is_uint else b.sext)(value, I64)
 
-    def _outline_body(self, op: S.For, name: str, index_t: ir.Type, captured: list) -> ir.Function:
+    def _outline_body(self, op: tir_stmt.For, name: str, index_t: ir.Type, captured: list) -> ir.Function:
         """`i32 @name(lo, hi, captured...)`: the loop over [lo, hi), compiled like the kernel."""
         fn_t = ir.FunctionType(I32, [index_t, index_t, *(v.type for _, v in captured)])
         fn = ir.Function(self.module, fn_t, name)

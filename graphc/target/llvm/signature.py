@@ -18,26 +18,27 @@ from __future__ import annotations
 
 from ...errors import CodegenError
 from ...ir.dtype import DataType
-from ...tir import expr as E
+from ...tir import expr as tir_expr
 from ...tir.functor import post_order_visit
 from ...tir.stmt import BufferStore
 
-_OPS = {E.Add: "+", E.Sub: "-", E.Mul: "*", E.FloorDiv: "//", E.FloorMod: "%", E.Div: "/",
-        E.Min: "min", E.Max: "max", E.EQ: "==", E.NE: "!=", E.LT: "<", E.LE: "<=", E.GT: ">",
-        E.GE: ">=", E.And: "and", E.Or: "or"}
+_OPS = {tir_expr.Add: "+", tir_expr.Sub: "-", tir_expr.Mul: "*", tir_expr.FloorDiv: "//",
+        tir_expr.FloorMod: "%", tir_expr.Div: "/", tir_expr.Min: "min", tir_expr.Max: "max",
+        tir_expr.EQ: "==", tir_expr.NE: "!=", tir_expr.LT: "<", tir_expr.LE: "<=", tir_expr.GT: ">",
+        tir_expr.GE: ">=", tir_expr.And: "and", tir_expr.Or: "or"}
 
 
 def dim_tree(expr, where: str):
     """A dimension as an int, a variable name, or `[op, operands...]`."""
-    if isinstance(expr, E.IntImm):
+    if isinstance(expr, tir_expr.IntImm):
         return expr.value
-    if isinstance(expr, E.Var):
+    if isinstance(expr, tir_expr.Var):
         return expr.name
-    if isinstance(expr, E.Cast):
+    if isinstance(expr, tir_expr.Cast):
         return dim_tree(expr.value, where)
-    if isinstance(expr, E.Select):  # sizes chosen by run-time values (ONNX axes given as tensors)
+    if isinstance(expr, tir_expr.Select):  # sizes chosen by run-time values (ONNX axes given as tensors)
         return ["select", *(dim_tree(v, where) for v in (expr.condition, expr.true_value, expr.false_value))]
-    if isinstance(expr, E.Not):
+    if isinstance(expr, tir_expr.Not):
         return ["not", dim_tree(expr.a, where)]
     op = _OPS.get(type(expr))
     if op is None:
@@ -54,11 +55,11 @@ def written_buffers(func) -> set:
     def visit(node):
         if isinstance(node, BufferStore):
             written.add(node.buffer.data)
-        elif isinstance(node, E.Call) and node.op in ("tir.call_extern", "tir.address_of"):
+        elif isinstance(node, tir_expr.Call) and node.op in ("tir.call_extern", "tir.address_of"):
             for arg in node.args:
-                if isinstance(arg, E.Var) and DataType(arg.dtype).is_handle:
+                if isinstance(arg, tir_expr.Var) and DataType(arg.dtype).is_handle:
                     written.add(arg)
-                if isinstance(arg, E.BufferLoad):
+                if isinstance(arg, tir_expr.BufferLoad):
                     written.add(arg.buffer.data)
 
     post_order_visit(func.body, visit)
@@ -74,7 +75,7 @@ def func_signature(name: str, func) -> dict:
 
     def note_vars(expr):
         def visit(node):
-            if isinstance(node, E.Var):
+            if isinstance(node, tir_expr.Var):
                 var_dtypes[node.name] = node.dtype
                 if node.name not in seen:
                     seen.add(node.name)
@@ -90,7 +91,7 @@ def func_signature(name: str, func) -> dict:
         where = f"{name}: parameter {buf.name}"
         for dim in (*buf.shape, *buf.strides):
             note_vars(dim)
-        if buf.elem_offset is not None and not (isinstance(buf.elem_offset, E.IntImm)
+        if buf.elem_offset is not None and not (isinstance(buf.elem_offset, tir_expr.IntImm)
                                                 and buf.elem_offset.value == 0):
             raise CodegenError(f"{where}: a parameter buffer with elem_offset {buf.elem_offset!r} "
                                "is not supported; pass a view with offset 0")

@@ -15,15 +15,15 @@ from llvmlite import ir
 
 from ...errors import CodegenError
 from ...ir.dtype import DataType
-from ...tir import expr as E
-from ...tir import stmt as S
+from ...tir import expr as tir_expr
+from ...tir import stmt as tir_stmt
 from .types import I1, I32, I64, PTR, const_like, mem_type
 
 STACK_LIMIT_BYTES = 16 * 1024
 ALLOC_ALIGN = 64
 _LOOP_HINTS = {
-    S.ForKind.VECTORIZED: ("llvm.loop.vectorize.enable", True),
-    S.ForKind.UNROLLED: ("llvm.loop.unroll.full", None),
+    tir_stmt.ForKind.VECTORIZED: ("llvm.loop.vectorize.enable", True),
+    tir_stmt.ForKind.UNROLLED: ("llvm.loop.unroll.full", None),
 }
 
 
@@ -31,14 +31,10 @@ class StmtCodegen:
     """Statement half of the LLVM code generator."""
 
     def emit_stmt(self, stmt) -> None:
-        cls = type(stmt)
-        method = self._stmt_table.get(cls)
+        method = self._visitors[type(stmt)]
         if method is None:
-            method = getattr(type(self), f"visit_{cls.__name__}", None)
-            if method is None:
-                raise CodegenError(f"{self.func_name}: LLVM codegen cannot translate {cls.__name__}; "
-                                   "run graphc.lower first (blocks must be lowered)")
-            self._stmt_table[cls] = method
+            raise CodegenError(f"{self.func_name}: LLVM codegen cannot translate {type(stmt).__name__}; "
+                               "run graphc.lower first (blocks must be lowered)")
         method(self, stmt)
 
     # -- buffer access ----------------------------------------------------------------------
@@ -52,9 +48,9 @@ class StmtCodegen:
         if len(indices) == 1 and len(buffer.shape) <= 1:
             index = indices[0]
             off = buffer.elem_offset
-            if off is not None and not (isinstance(off, E.IntImm) and off.value == 0):
-                if isinstance(index, E.Ramp):  # stay a ramp: contiguous accesses stay vector loads
-                    index = E.ramp(index.base + off, index.stride, index.lanes)
+            if off is not None and not (isinstance(off, tir_expr.IntImm) and off.value == 0):
+                if isinstance(index, tir_expr.Ramp):  # stay a ramp: contiguous accesses stay vector loads
+                    index = tir_expr.ramp(index.base + off, index.stride, index.lanes)
                 else:
                     index = index + off
         else:
@@ -62,7 +58,8 @@ class StmtCodegen:
         return base, index
 
     def _contiguous_ramp(self, index) -> bool:
-        return isinstance(index, E.Ramp) and isinstance(index.stride, E.IntImm) and index.stride.value == 1
+        return isinstance(index, tir_expr.Ramp) and isinstance(index.stride,
+                                                               tir_expr.IntImm) and index.stride.value == 1
 
     def load(self, buffer, indices, dtype: str, predicate=None) -> ir.Value:
         base, index = self.buffer_base(buffer, indices)
@@ -94,7 +91,7 @@ class StmtCodegen:
             value = b.icmp_unsigned("!=", value, const_like(value.type, 0))
         return value
 
-    def visit_BufferStore(self, op: S.BufferStore) -> None:
+    def visit_BufferStore(self, op: tir_stmt.BufferStore) -> None:
         base, index = self.buffer_base(op.buffer, op.indices)
         b, scalar = self.builder, str(DataType(op.buffer.dtype).element_of())
         mt, align = mem_type(scalar), DataType(scalar).itemsize
@@ -127,26 +124,26 @@ class StmtCodegen:
                 b.store(elem, b.gep(base, [lane], source_etype=mt), align=align)
 
     # -- control flow -----------------------------------------------------------------------
-    def visit_SeqStmt(self, op: S.SeqStmt) -> None:
+    def visit_SeqStmt(self, op: tir_stmt.SeqStmt) -> None:
         for s in op.seq:
             self.emit_stmt(s)
 
-    def visit_Evaluate(self, op: S.Evaluate) -> None:
-        if not isinstance(op.value, E.IntImm | E.FloatImm):
+    def visit_Evaluate(self, op: tir_stmt.Evaluate) -> None:
+        if not isinstance(op.value, tir_expr.IntImm | tir_expr.FloatImm):
             self.emit_expr(op.value)
 
-    def visit_AttrStmt(self, op: S.AttrStmt) -> None:
+    def visit_AttrStmt(self, op: tir_stmt.AttrStmt) -> None:
         self.emit_stmt(op.body)
 
-    def visit_DeclBuffer(self, op: S.DeclBuffer) -> None:
+    def visit_DeclBuffer(self, op: tir_stmt.DeclBuffer) -> None:
         self.emit_stmt(op.body)
 
-    def visit_LetStmt(self, op: S.LetStmt) -> None:
+    def visit_LetStmt(self, op: tir_stmt.LetStmt) -> None:
         self.vars[op.var] = self.emit_expr(op.value)
         self.emit_stmt(op.body)
         del self.vars[op.var]
 
-    def visit_IfThenElse(self, op: S.IfThenElse) -> None:
+    def visit_IfThenElse(self, op: tir_stmt.IfThenElse) -> None:
         b = self.builder
         cond = self.to_bool_i1(self.emit_expr(op.condition))
         then_bb = b.append_basic_block("if_then")
@@ -162,12 +159,12 @@ class StmtCodegen:
             b.branch(end_bb)
         b.position_at_end(end_bb)
 
-    def visit_For(self, op: S.For) -> None:
-        if op.kind == S.ForKind.THREAD_BINDING:
+    def visit_For(self, op: tir_stmt.For) -> None:
+        if op.kind == tir_stmt.ForKind.THREAD_BINDING:
             raise CodegenError(f"{self.func_name}: loop {op.loop_var.name} is bound to "
                                f"{op.thread_binding.thread_tag if op.thread_binding else 'a thread'}; "
                                "thread bindings need a GPU target")
-        if op.kind == S.ForKind.PARALLEL and self.emit_parallel_for(op):
+        if op.kind == tir_stmt.ForKind.PARALLEL and self.emit_parallel_for(op):
             return
         dtype = op.loop_var.dtype
         start = self.cast(op.min.dtype, dtype, self.emit_expr(op.min))
@@ -209,7 +206,7 @@ class StmtCodegen:
         loop_md.operands = (loop_md, hint_md)
         branch.set_metadata("llvm.loop", loop_md)
 
-    def visit_While(self, op: S.While) -> None:
+    def visit_While(self, op: tir_stmt.While) -> None:
         b = self.builder
         header, body = b.append_basic_block("while_header"), b.append_basic_block("while_body")
         exit_bb = b.append_basic_block("while_end")
@@ -221,8 +218,8 @@ class StmtCodegen:
         b.branch(header)
         b.position_at_end(exit_bb)
 
-    def visit_AssertStmt(self, op: S.AssertStmt) -> None:
-        msg = op.message.value if isinstance(op.message, E.StringImm) else str(op.message)
+    def visit_AssertStmt(self, op: tir_stmt.AssertStmt) -> None:
+        msg = op.message.value if isinstance(op.message, tir_expr.StringImm) else str(op.message)
         cond = self.to_bool_i1(self.emit_expr(op.condition))
         self.fail_unless(cond, msg)
         self.emit_stmt(op.body)
@@ -241,11 +238,11 @@ class StmtCodegen:
         b.position_at_end(ok_bb)
 
     # -- memory -----------------------------------------------------------------------------
-    def visit_Allocate(self, op: S.Allocate) -> None:
+    def visit_Allocate(self, op: tir_stmt.Allocate) -> None:
         dt = DataType(op.dtype)
         elem_t = mem_type(str(dt))
         size = 1
-        static = all(isinstance(e, E.IntImm) for e in op.extents)
+        static = all(isinstance(e, tir_expr.IntImm) for e in op.extents)
         if static:
             for e in op.extents:
                 size *= e.value

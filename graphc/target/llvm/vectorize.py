@@ -23,18 +23,16 @@ was: a serial loop that carries LLVM's vectorize hint.
 
 from __future__ import annotations
 
+from ...ir.dispatch import method_table
 from ...ir.dtype import DataType
-from ...tir import expr as E
-from ...tir import stmt as S
+from ...tir import expr as tir_expr
+from ...tir import stmt as tir_stmt
 from ...tir.functor import ExprVisitor, StmtMutator, post_order_visit
+from ...tir.generic import BINARY_BUILDERS
 
 # intrinsics whose meaning is not elementwise, or that take addresses
 _NOT_ELEMENTWISE = frozenset({"tir.address_of", "tir.assume", "tir.tvm_thread_allreduce",
                               "tir.tvm_storage_sync", "tir.call_packed", "tir.tvm_call_packed"})
-_BUILDERS = {
-    E.Add: E.add, E.Sub: E.sub, E.Mul: E.mul, E.FloorDiv: E.floordiv, E.FloorMod: E.floormod,
-    E.Min: E.min_value_of, E.Max: E.max_value_of, E.Div: E.truediv, E.Mod: E.truncmod,
-}  # fmt: skip
 
 
 class _NotVectorizable(Exception):
@@ -76,7 +74,7 @@ def natural_lanes(body, vector_bits: int) -> int:
             return super().visit_expr(expr)
 
     def visit(node):
-        if isinstance(node, S.BufferStore):
+        if isinstance(node, tir_stmt.BufferStore):
             widest[0] = max(widest[0], DataType(node.buffer.dtype).bits)
             _Widest().visit_expr(node.value)
 
@@ -88,46 +86,49 @@ class _LoopRewriter(StmtMutator):
     def __init__(self, vector_bits: int):
         self.vector_bits = vector_bits
 
-    def visit_For(self, op: S.For):
+    def visit_For(self, op: tir_stmt.For):
         op = super().visit_For(op)  # inner loops first: an outer vectorized loop then sees them
-        if op.kind != S.ForKind.VECTORIZED:
+        if op.kind != tir_stmt.ForKind.VECTORIZED:
             return op
         try:
             return self._vectorize(op)
         except _NotVectorizable:
             return op
 
-    def _vectorize(self, op: S.For):
+    def _vectorize(self, op: tir_stmt.For):
         _check_scalar(op.body)
         var, dtype = op.loop_var, op.loop_var.dtype
-        start = E.cast(op.min, dtype)  # ramps carry the loop variable's dtype
+        start = tir_expr.cast(op.min, dtype)  # ramps carry the loop variable's dtype
         lanes = natural_lanes(op.body, self.vector_bits)
-        if isinstance(op.extent, E.IntImm):
+        if isinstance(op.extent, tir_expr.IntImm):
             n = op.extent.value
             if n < 2:
-                return op.replace(kind=S.ForKind.SERIAL)
+                return op.replace(kind=tir_stmt.ForKind.SERIAL)
             if n <= lanes:
-                return _Vectorizer(var, E.ramp(start, E.const(1, dtype), n), n).visit_stmt(op.body)
-        chunk = E.Var(f"{var.name}_vec", dtype)
-        base = E.add(start, E.mul(chunk, E.const(lanes, dtype)))
-        vector_body = _Vectorizer(var, E.ramp(base, E.const(1, dtype), lanes), lanes).visit_stmt(op.body)
+                return _Vectorizer(var, tir_expr.ramp(start, tir_expr.const(1, dtype), n),
+                                   n).visit_stmt(op.body)
+        chunk = tir_expr.Var(f"{var.name}_vec", dtype)
+        base = tir_expr.add(start, tir_expr.mul(chunk, tir_expr.const(lanes, dtype)))
+        vector_body = _Vectorizer(var, tir_expr.ramp(base, tir_expr.const(1, dtype), lanes),
+                                  lanes).visit_stmt(op.body)
         # truncating division: a negative extent runs neither loop, as the original ran none
-        count = E.truncdiv(E.cast(op.extent, dtype), E.const(lanes, dtype))
-        main = S.For(chunk, E.const(0, dtype), count, S.ForKind.SERIAL, vector_body)
-        if isinstance(count, E.IntImm) and count.value == 1:
-            main = _Vectorizer(var, E.ramp(start, E.const(1, dtype), lanes), lanes).visit_stmt(op.body)
-        done = E.mul(count, E.const(lanes, dtype))
-        tail_extent = E.sub(E.cast(op.extent, dtype), done)
-        if isinstance(tail_extent, E.IntImm) and tail_extent.value == 0:
+        count = tir_expr.truncdiv(tir_expr.cast(op.extent, dtype), tir_expr.const(lanes, dtype))
+        main = tir_stmt.For(chunk, tir_expr.const(0, dtype), count, tir_stmt.ForKind.SERIAL, vector_body)
+        if isinstance(count, tir_expr.IntImm) and count.value == 1:
+            main = _Vectorizer(var, tir_expr.ramp(start, tir_expr.const(1, dtype), lanes),
+                               lanes).visit_stmt(op.body)
+        done = tir_expr.mul(count, tir_expr.const(lanes, dtype))
+        tail_extent = tir_expr.sub(tir_expr.cast(op.extent, dtype), done)
+        if isinstance(tail_extent, tir_expr.IntImm) and tail_extent.value == 0:
             return main
-        tail = S.For(var, E.add(start, done), tail_extent, S.ForKind.SERIAL, op.body)
-        return S.SeqStmt((main, tail))
+        tail = tir_stmt.For(var, tir_expr.add(start, done), tail_extent, tir_stmt.ForKind.SERIAL, op.body)
+        return tir_stmt.SeqStmt((main, tail))
 
 
 def _check_scalar(body) -> None:
     """Bodies that already compute on vectors are left alone (lanes would not compose)."""
     def visit(node):
-        if isinstance(node, E.PrimExpr) and DataType(node.dtype).lanes > 1:
+        if isinstance(node, tir_expr.PrimExpr) and DataType(node.dtype).lanes > 1:
             raise _NotVectorizable
 
     post_order_visit(body, visit)
@@ -142,7 +143,8 @@ def _vec_dtype(dtype: str, lanes: int) -> str:
 
 
 def _is_unit_ramp(index) -> bool:
-    return isinstance(index, E.Ramp) and isinstance(index.stride, E.IntImm) and index.stride.value == 1
+    return isinstance(index, tir_expr.Ramp) and isinstance(index.stride,
+                                                           tir_expr.IntImm) and index.stride.value == 1
 
 
 class _Vectorizer:
@@ -154,19 +156,14 @@ class _Vectorizer:
         self.mask = None  # lanes whose enclosing `if` conditions hold (None: all)
 
     def widen(self, expr):
-        return expr if _lanes(expr) == self.lanes else E.broadcast(expr, self.lanes)
+        return expr if _lanes(expr) == self.lanes else tir_expr.broadcast(expr, self.lanes)
 
     # -- expressions -----------------------------------------------------------------------
     def expr(self, e):
-        method = getattr(self, f"e_{type(e).__name__}", None)
-        if method is None:
-            for base in type(e).__mro__[1:]:
-                method = getattr(self, f"e_{base.__name__}", None)
-                if method is not None:
-                    break
+        method = _EXPR_RULES[type(e)]
         if method is None:
             raise _NotVectorizable
-        return method(e)
+        return method(self, e)
 
     def e_Var(self, e):
         return self.vmap.get(e, e)
@@ -179,15 +176,15 @@ class _Vectorizer:
     def e_Cast(self, e):
         v = self.expr(e.value)
         if _lanes(v) == 1:
-            return e if v is e.value else E.cast(v, e.dtype)
-        if isinstance(v, E.Ramp) and DataType(e.dtype).is_integer:  # keep index ramps ramps
-            return E.ramp(E.cast(v.base, e.dtype), E.cast(v.stride, e.dtype), v.lanes)
-        return E.Cast(_vec_dtype(e.dtype, self.lanes), v)
+            return e if v is e.value else tir_expr.cast(v, e.dtype)
+        if isinstance(v, tir_expr.Ramp) and DataType(e.dtype).is_integer:  # keep index ramps ramps
+            return tir_expr.ramp(tir_expr.cast(v.base, e.dtype), tir_expr.cast(v.stride, e.dtype), v.lanes)
+        return tir_expr.Cast(_vec_dtype(e.dtype, self.lanes), v)
 
     def e_BinaryOp(self, e):
         a, b = self.expr(e.a), self.expr(e.b)
         if _lanes(a) == 1 and _lanes(b) == 1:
-            return e if a is e.a and b is e.b else _BUILDERS[type(e)](a, b)
+            return e if a is e.a and b is e.b else BINARY_BUILDERS[type(e)](a, b)
         ramp = _ramp_arith(type(e), a, b)
         if ramp is not None:
             return ramp
@@ -218,17 +215,17 @@ class _Vectorizer:
         c, t, f = self.expr(e.condition), self.expr(e.true_value), self.expr(e.false_value)
         if all(_lanes(v) == 1 for v in (c, t, f)):
             return e.replace(condition=c, true_value=t, false_value=f)
-        return E.Select(self.widen(c), self.widen(t), self.widen(f), _vec_dtype(e.dtype, self.lanes))
+        return tir_expr.Select(self.widen(c), self.widen(t), self.widen(f), _vec_dtype(e.dtype, self.lanes))
 
     def e_Let(self, e):
         value = self.expr(e.value)
         if _lanes(value) == 1:
             body = self.expr(e.body)
-            return E.Let(e.var, value, body, body.dtype)
-        var = E.Var(e.var.name, value.dtype)
+            return tir_expr.Let(e.var, value, body, body.dtype)
+        var = tir_expr.Var(e.var.name, value.dtype)
         self.vmap[e.var] = var
         body = self.widen(self.expr(e.body))
-        return E.Let(var, value, body, body.dtype)
+        return tir_expr.Let(var, value, body, body.dtype)
 
     def e_Call(self, e):
         if e.op in _NOT_ELEMENTWISE or DataType(e.dtype).is_handle:
@@ -238,8 +235,8 @@ class _Vectorizer:
         args = [self.expr(a) for a in e.args]
         if all(_lanes(a) == 1 for a in args):
             return e if all(a is x for a, x in zip(args, e.args)) else e.replace(args=tuple(args))
-        args = [a if isinstance(a, E.StringImm) else self.widen(a) for a in args]
-        return E.Call(_vec_dtype(e.dtype, self.lanes), e.op, tuple(args))
+        args = [a if isinstance(a, tir_expr.StringImm) else self.widen(a) for a in args]
+        return tir_expr.Call(_vec_dtype(e.dtype, self.lanes), e.op, tuple(args))
 
     def _if_then_else(self, e):
         cond = self.expr(e.args[0])
@@ -247,15 +244,15 @@ class _Vectorizer:
             t, f = self.expr(e.args[1]), self.expr(e.args[2])
             if _lanes(t) == 1 and _lanes(f) == 1:
                 return e.replace(args=(cond, t, f))
-            return E.Call(_vec_dtype(e.dtype, self.lanes), e.op, (cond, self.widen(t), self.widen(f)))
+            return tir_expr.Call(_vec_dtype(e.dtype, self.lanes), e.op, (cond, self.widen(t), self.widen(f)))
         # both sides are evaluated per lane: each side's loads are masked by its condition
         t = self.widen(self.under_mask(cond, lambda: self.expr(e.args[1])))
-        f = self.widen(self.under_mask(E.Not(cond, cond.dtype), lambda: self.expr(e.args[2])))
-        return E.Select(cond, t, f, _vec_dtype(e.dtype, self.lanes))
+        f = self.widen(self.under_mask(tir_expr.Not(cond, cond.dtype), lambda: self.expr(e.args[2])))
+        return tir_expr.Select(cond, t, f, _vec_dtype(e.dtype, self.lanes))
 
     def under_mask(self, cond, fn):
         saved = self.mask
-        self.mask = cond if saved is None else E.And(saved, cond, cond.dtype)
+        self.mask = cond if saved is None else tir_expr.And(saved, cond, cond.dtype)
         try:
             return fn()
         finally:
@@ -271,7 +268,7 @@ class _Vectorizer:
             return e if all(i is x for i, x in zip(indices, e.indices)) else e.replace(indices=indices)
         indices = tuple(self.widen(i) for i in indices)
         predicate = self._access_mask(indices)
-        return E.BufferLoad(e.buffer, indices, _vec_dtype(e.buffer.dtype, self.lanes), predicate)
+        return tir_expr.BufferLoad(e.buffer, indices, _vec_dtype(e.buffer.dtype, self.lanes), predicate)
 
     def _access_mask(self, indices):
         if self.mask is None:
@@ -282,10 +279,10 @@ class _Vectorizer:
 
     # -- statements ------------------------------------------------------------------------
     def visit_stmt(self, s):
-        method = getattr(self, f"s_{type(s).__name__}", None)
+        method = _STMT_RULES[type(s)]
         if method is None:
             raise _NotVectorizable  # loops, allocations, assertions, while, blocks
-        return method(s)
+        return method(self, s)
 
     def s_BufferStore(self, s):
         if s.predicate is not None:
@@ -295,32 +292,32 @@ class _Vectorizer:
             raise _NotVectorizable  # every lane writes one location: serial order matters
         indices = tuple(self.widen(i) for i in indices)
         value = self.widen(self.expr(s.value))
-        return S.BufferStore(s.buffer, value, indices, self._access_mask(indices))
+        return tir_stmt.BufferStore(s.buffer, value, indices, self._access_mask(indices))
 
     def s_SeqStmt(self, s):
-        return S.SeqStmt(tuple(self.visit_stmt(x) for x in s.seq))
+        return tir_stmt.SeqStmt(tuple(self.visit_stmt(x) for x in s.seq))
 
     def s_IfThenElse(self, s):
         cond = self.expr(s.condition)
         if _lanes(cond) == 1:
             else_case = None if s.else_case is None else self.visit_stmt(s.else_case)
-            return S.IfThenElse(cond, self.visit_stmt(s.then_case), else_case)
+            return tir_stmt.IfThenElse(cond, self.visit_stmt(s.then_case), else_case)
         then_case = self.under_mask(cond, lambda: self.visit_stmt(s.then_case))
         if s.else_case is None:
             return then_case
-        else_case = self.under_mask(E.Not(cond, cond.dtype), lambda: self.visit_stmt(s.else_case))
-        return S.SeqStmt((then_case, else_case))
+        else_case = self.under_mask(tir_expr.Not(cond, cond.dtype), lambda: self.visit_stmt(s.else_case))
+        return tir_stmt.SeqStmt((then_case, else_case))
 
     def s_LetStmt(self, s):
         value = self.expr(s.value)
         if _lanes(value) == 1:
             return s.replace(value=value, body=self.visit_stmt(s.body))
-        var = E.Var(s.var.name, value.dtype)
+        var = tir_expr.Var(s.var.name, value.dtype)
         self.vmap[s.var] = var
-        return S.LetStmt(var, value, self.visit_stmt(s.body))
+        return tir_stmt.LetStmt(var, value, self.visit_stmt(s.body))
 
     def s_Evaluate(self, s):
-        if isinstance(s.value, E.IntImm | E.FloatImm):
+        if isinstance(s.value, tir_expr.IntImm | tir_expr.FloatImm):
             return s
         raise _NotVectorizable
 
@@ -330,20 +327,24 @@ class _Vectorizer:
     s_DeclBuffer = s_AttrStmt
 
 
+_EXPR_RULES = method_table(_Vectorizer, "e_")
+_STMT_RULES = method_table(_Vectorizer, "s_")
+
+
 def _ramp_arith(cls, a, b):
     """Ramp +- scalar, ramp +- ramp and ramp * scalar stay ramps (contiguity stays visible)."""
-    ra, rb = isinstance(a, E.Ramp), isinstance(b, E.Ramp)
-    if cls is E.Add and (ra or rb):
+    ra, rb = isinstance(a, tir_expr.Ramp), isinstance(b, tir_expr.Ramp)
+    if cls is tir_expr.Add and (ra or rb):
         if ra and rb:
-            return E.ramp(E.add(a.base, b.base), E.add(a.stride, b.stride), a.lanes)
+            return tir_expr.ramp(tir_expr.add(a.base, b.base), tir_expr.add(a.stride, b.stride), a.lanes)
         r, s = (a, b) if ra else (b, a)
-        return E.ramp(E.add(r.base, s), r.stride, r.lanes) if _lanes(s) == 1 else None
-    if cls is E.Sub and ra and (rb or _lanes(b) == 1):
+        return tir_expr.ramp(tir_expr.add(r.base, s), r.stride, r.lanes) if _lanes(s) == 1 else None
+    if cls is tir_expr.Sub and ra and (rb or _lanes(b) == 1):
         if rb:
-            return E.ramp(E.sub(a.base, b.base), E.sub(a.stride, b.stride), a.lanes)
-        return E.ramp(E.sub(a.base, b), a.stride, a.lanes)
-    if cls is E.Mul and ra != rb:
+            return tir_expr.ramp(tir_expr.sub(a.base, b.base), tir_expr.sub(a.stride, b.stride), a.lanes)
+        return tir_expr.ramp(tir_expr.sub(a.base, b), a.stride, a.lanes)
+    if cls is tir_expr.Mul and ra != rb:
         r, s = (a, b) if ra else (b, a)
         if _lanes(s) == 1:
-            return E.ramp(E.mul(r.base, s), E.mul(r.stride, s), r.lanes)
+            return tir_expr.ramp(tir_expr.mul(r.base, s), tir_expr.mul(r.stride, s), r.lanes)
     return None

@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 
 from ...ir.dtype import DataType
+from ..arith import Analyzer
 from ..buffer import Buffer
 from ..expr import (
     Add,
@@ -113,12 +114,7 @@ def same_expr(a, b) -> bool:
 
 
 def _simplify(expr: PrimExpr) -> PrimExpr:
-    try:
-        from ..arith import Analyzer
-
-        return Analyzer().simplify(expr)
-    except (ImportError, AttributeError):
-        return expr
+    return Analyzer().simplify(expr)
 
 
 def from_affine(coeffs: dict, constant: int, dtype: str) -> PrimExpr:
@@ -245,23 +241,20 @@ def bounds(expr: PrimExpr, dom: dict) -> tuple[PrimExpr, PrimExpr] | None:
     return rule(expr, dom)
 
 
-def relax(expr: PrimExpr, dom: dict) -> tuple[PrimExpr, PrimExpr] | None:
-    """Like `bounds`, through `graphc.tir.arith.Analyzer().int_set` when that exists.
+def relaxed_bounds(expr: PrimExpr, dom: dict) -> tuple[PrimExpr, PrimExpr] | None:
+    """Inclusive (lo, hi) of `expr` as the Vars in `dom` (Var -> Range) range over their
+    domains, from `graphc.tir.arith.Analyzer().int_set`; None when unbounded. Unlike
+    `bounds`, the analyzer simplifies the ends and knows more than affine forms.
 
     >>> i, k = Var("i"), Var("k")
-    >>> lo, hi = relax(i + k, {k: Range.make(4)})
+    >>> lo, hi = relaxed_bounds(i + k, {k: Range.make(4)})
     >>> lo is i, affine_difference(hi, lo)
     (True, 3)
     """
     if not isinstance(expr, Ramp) and not uses_any_var(expr, dom):
         return expr, expr
-    try:
-        from ..arith import Analyzer
-
-        int_set = Analyzer().int_set(expr, dom)
-        lo, hi = int_set.min_value, int_set.max_value
-    except (ImportError, AttributeError):
-        return bounds(expr, dom)
+    int_set = Analyzer().int_set(expr, dom)
+    lo, hi = int_set.min_value, int_set.max_value
     if not (isinstance(lo, PrimExpr) and isinstance(hi, PrimExpr)):
         return None
     return lo, hi
@@ -357,7 +350,7 @@ class _Detector(StmtExprVisitor):
         for index in indices:
             if self.lets:
                 index = substitute(index, self.lets)
-            dims.append(relax(index, self.dom))
+            dims.append(relaxed_bounds(index, self.dom))
         return dims
 
     def _region_dims(self, region: BufferRegion, vmap: dict) -> list:
@@ -369,7 +362,7 @@ class _Detector(StmtExprVisitor):
                 if isinstance(r.extent, IntImm) and r.extent.value == 1
                 else lo + substitute(r.extent, vmap) - 1
             )
-            lo_b, hi_b = relax(lo, self.dom), relax(hi, self.dom)
+            lo_b, hi_b = relaxed_bounds(lo, self.dom), relaxed_bounds(hi, self.dom)
             if lo_b is None or hi_b is None:
                 dims.append(None)
             elif hi is lo:
@@ -469,6 +462,6 @@ def get_block_read_write_region(block: Block, buffer_vars_in_scope=None) -> tupl
 
 
 __all__ = [
-    "get_block_access_region", "get_block_read_write_region", "bounds", "relax", "to_affine", "from_affine",
-    "affine_difference", "extent_between", "same_expr",
+    "get_block_access_region", "get_block_read_write_region", "bounds", "relaxed_bounds",
+    "to_affine", "from_affine", "affine_difference", "extent_between", "same_expr",
 ]  # fmt: skip

@@ -274,7 +274,7 @@ def _window(func: PrimFunc, name: str | None, block: str | None = None, context:
     """A few lines of the printed function around the first use of `name` (within `block`)."""
     try:
         text = func.script()
-    except Exception:  # noqa: BLE001 - the printer is optional here; any failure means no window
+    except Exception:  # noqa: BLE001 - the function is ill-formed and may not print; the error stands without the window
         return ""
     lines = [line for line in text.splitlines() if line.strip()]
     hit = None

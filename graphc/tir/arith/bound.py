@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...ir.dispatch import rule_table
 from ...ir.dtype import DataType
 from ..expr import (
     Add,
@@ -222,7 +223,7 @@ class _Bounder:
             if isinstance(e, SizeVar):
                 return ConstIntBound(0, POS_INF)
             return dtype_bound(e.dtype)
-        rule = _rule_for(type(e))
+        rule = _RULES[type(e)]
         if rule is None:
             return dtype_bound(e.dtype) if not DataType(e.dtype).is_float else EVERYTHING
         return rule(self, e)
@@ -246,7 +247,11 @@ def _select(self, e: Select) -> ConstIntBound:
     return self.bound(e.true_value).union(self.bound(e.false_value))
 
 
-_RULES = {
+def _boolean(self, e) -> ConstIntBound:
+    return ConstIntBound(0, 1)
+
+
+_RULES = rule_table({
     Add: _binary(bound_add),
     Sub: _binary(lambda a, b: bound_add(a, bound_neg(b))),
     Mul: _binary(bound_mul),
@@ -263,14 +268,5 @@ _RULES = {
         self.bound(e.base), bound_mul(self.bound(e.stride), ConstIntBound(0, e.lanes - 1))
     ),
     Broadcast: lambda self, e: self.bound(e.value),
-}
-for _cls in (CmpOp, And, Or, Not):
-    _RULES[_cls] = lambda self, e: ConstIntBound(0, 1)
-
-
-def _rule_for(cls):
-    for base in cls.__mro__:
-        rule = _RULES.get(base)
-        if rule is not None:
-            return rule
-    return None
+    CmpOp: _boolean, And: _boolean, Or: _boolean, Not: _boolean,
+})

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from math import gcd
 
-from .. import expr as E
+from .. import expr as tir_expr
 from ..expr import FloorDiv, FloorMod, IntImm, PrimExpr, const
 from .bound import NEG_INF, POS_INF
 from .keys import expr_key
@@ -60,7 +60,7 @@ def _nonneg_operands(self, expr):
     return None, self.rebuild(expr, a, b)
 
 
-def truncdiv(self, expr: E.Div) -> PrimExpr:
+def truncdiv(self, expr: tir_expr.Div) -> PrimExpr:
     """Truncating division equals floor division when both operands are non-negative."""
     ops, done = _nonneg_operands(self, expr)
     if done is not None:
@@ -69,7 +69,7 @@ def truncdiv(self, expr: E.Div) -> PrimExpr:
     return result if result is not None else self.rebuild(expr, *ops)
 
 
-def truncmod(self, expr: E.Mod) -> PrimExpr:
+def truncmod(self, expr: tir_expr.Mod) -> PrimExpr:
     ops, done = _nonneg_operands(self, expr)
     if done is not None:
         return done

@@ -15,7 +15,7 @@ import math
 
 from ...errors import TIRError
 from ...ir.dtype import DataType
-from .. import expr as E
+from .. import expr as tir_expr
 
 
 def _trunc_div(a: int, b: int) -> int:
@@ -34,17 +34,17 @@ def _check_div(b, expr):
 
 
 _BINARY = {
-    E.Add: lambda a, b: a + b,
-    E.Sub: lambda a, b: a - b,
-    E.Mul: lambda a, b: a * b,
-    E.Min: min,
-    E.Max: max,
-    E.EQ: lambda a, b: a == b,
-    E.NE: lambda a, b: a != b,
-    E.LT: lambda a, b: a < b,
-    E.LE: lambda a, b: a <= b,
-    E.GT: lambda a, b: a > b,
-    E.GE: lambda a, b: a >= b,
+    tir_expr.Add: lambda a, b: a + b,
+    tir_expr.Sub: lambda a, b: a - b,
+    tir_expr.Mul: lambda a, b: a * b,
+    tir_expr.Min: min,
+    tir_expr.Max: max,
+    tir_expr.EQ: lambda a, b: a == b,
+    tir_expr.NE: lambda a, b: a != b,
+    tir_expr.LT: lambda a, b: a < b,
+    tir_expr.LE: lambda a, b: a <= b,
+    tir_expr.GT: lambda a, b: a > b,
+    tir_expr.GE: lambda a, b: a >= b,
 }
 
 _CALLS = {
@@ -55,7 +55,7 @@ _CALLS = {
 }  # fmt: skip
 
 
-def evaluate(expr: E.PrimExpr, env: dict):
+def evaluate(expr: tir_expr.PrimExpr, env: dict):
     """The value of `expr` with the variables (and buffers) given by `env`."""
     return _Evaluator(env).eval(expr)
 
@@ -65,37 +65,37 @@ class _Evaluator:
         self.env = dict(env)
 
     def eval(self, e):
-        if isinstance(e, E.IntImm):
+        if isinstance(e, tir_expr.IntImm):
             return bool(e.value) if e.dtype == "bool" else e.value
-        if isinstance(e, E.FloatImm):
+        if isinstance(e, tir_expr.FloatImm):
             return e.value
-        if isinstance(e, E.Var):
+        if isinstance(e, tir_expr.Var):
             if e not in self.env:
                 raise TIRError(f"evaluate: variable {e.name!r} has no value in the environment")
             return self.env[e]
         fn = _BINARY.get(type(e))
         if fn is not None:
             return fn(self.eval(e.a), self.eval(e.b))
-        if isinstance(e, E.FloorDiv | E.FloorMod | E.Div | E.Mod):
+        if isinstance(e, tir_expr.FloorDiv | tir_expr.FloorMod | tir_expr.Div | tir_expr.Mod):
             return self._division(e)
-        if isinstance(e, E.And):
+        if isinstance(e, tir_expr.And):
             return bool(self.eval(e.a)) and bool(self.eval(e.b))
-        if isinstance(e, E.Or):
+        if isinstance(e, tir_expr.Or):
             return bool(self.eval(e.a)) or bool(self.eval(e.b))
-        if isinstance(e, E.Not):
+        if isinstance(e, tir_expr.Not):
             return not self.eval(e.a)
-        if isinstance(e, E.Select):
+        if isinstance(e, tir_expr.Select):
             cond = self.eval(e.condition)
             t, f = self.eval(e.true_value), self.eval(e.false_value)
             return t if cond else f
-        if isinstance(e, E.Cast):
+        if isinstance(e, tir_expr.Cast):
             return _cast(self.eval(e.value), e.dtype)
-        if isinstance(e, E.Let):
+        if isinstance(e, tir_expr.Let):
             self.env[e.var] = self.eval(e.value)
             return self.eval(e.body)
-        if isinstance(e, E.Call):
+        if isinstance(e, tir_expr.Call):
             return self._call(e)
-        if isinstance(e, E.BufferLoad):
+        if isinstance(e, tir_expr.BufferLoad):
             array = self.env.get(e.buffer)
             if array is None:
                 raise TIRError(f"evaluate: buffer {e.buffer.name!r} has no array in the environment")
@@ -105,18 +105,18 @@ class _Evaluator:
     def _division(self, e):
         a, b = self.eval(e.a), _check_div(self.eval(e.b), e)
         if DataType(e.dtype).is_float:
-            if isinstance(e, E.Div):
+            if isinstance(e, tir_expr.Div):
                 return a / b
             raise TIRError(f"evaluate: {type(e).__name__} on floats")
-        if isinstance(e, E.FloorDiv):
+        if isinstance(e, tir_expr.FloorDiv):
             return a // b
-        if isinstance(e, E.FloorMod):
+        if isinstance(e, tir_expr.FloorMod):
             return a % b
-        if isinstance(e, E.Div):
+        if isinstance(e, tir_expr.Div):
             return _trunc_div(a, b)
         return _trunc_mod(a, b)
 
-    def _call(self, e: E.Call):
+    def _call(self, e: tir_expr.Call):
         if e.op == "tir.if_then_else":
             return self.eval(e.args[1]) if self.eval(e.args[0]) else self.eval(e.args[2])
         fn = _CALLS.get(e.op)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .. import expr as E
+from .. import expr as tir_expr
 from ..expr import IntImm, PrimExpr, Range, Var, const
 from .bound import NEG_INF, POS_INF, ConstIntBound, dtype_bound
 
@@ -76,7 +76,10 @@ def eval_int_set(analyzer, expr: PrimExpr, dom_map: dict) -> IntervalSet:
         for var, rng in dom_map.items():
             if isinstance(rng, Range):
                 analyzer.bind(var, rng, allow_override=True)
-        lo, hi = _Relaxer(analyzer, dom).interval(analyzer.simplify(expr))
+        try:
+            lo, hi = _Relaxer(analyzer, dom).interval(analyzer.simplify(expr))
+        except _Overflow:
+            return IntervalSet.everything()
         lo = analyzer.simplify(lo) if lo is not None else None
         hi = analyzer.simplify(hi) if hi is not None else None
     finally:
@@ -84,13 +87,44 @@ def eval_int_set(analyzer, expr: PrimExpr, dom_map: dict) -> IntervalSet:
     return IntervalSet(lo, hi)
 
 
+class _Overflow(Exception):
+    """An end of the interval, folded from constants, leaves its dtype's range: at run time the
+    expression wraps around, so the interval says nothing."""
+
+
 def _add(x, y):
-    return None if x is None or y is None else x + y
+    if x is None or y is None:
+        return None
+    if isinstance(x, IntImm) and isinstance(y, IntImm):
+        return _const_in_range(x.value + y.value, x.dtype)
+    return x + y
+
+
+def _scale(x, y):
+    """`x * y`, y not depending on the relaxed variables."""
+    if x is None:
+        return None
+    if isinstance(x, IntImm) and isinstance(y, IntImm):
+        return _const_in_range(x.value * y.value, x.dtype)
+    return x * y
+
+
+def _const_in_range(value: int, dtype: str) -> IntImm:
+    bound = dtype_bound(dtype)
+    if not bound.min_value <= value <= bound.max_value:
+        raise _Overflow
+    return const(value, dtype)
+
+
+def _negate(x):
+    if x is None:
+        return None
+    return _const_in_range(-x.value, x.dtype) if isinstance(x, IntImm) else -x
 
 
 def _neg_swap(iv):
     lo, hi = iv
-    return (None if hi is None else -hi, None if lo is None else -lo)
+    return (_negate(hi), _negate(lo))
 
 
 class _Relaxer:
@@ -150,35 +184,35 @@ class _Relaxer:
                 s = self.sign(y)
                 if s == 0:
                     return None
-                lo = None if lo is None else lo * y
-                hi = None if hi is None else hi * y
+                lo, hi = _scale(lo, y), _scale(hi, y)
                 return (lo, hi) if s > 0 else (hi, lo)
         return None
 
     def _div(self, e, build):
         if self.depends(e.b) or self.analyzer._bound(e.b).min_value < 0:  # a divisor is never 0
             return None
-        if build is E.truncdiv and self.analyzer._bound(e.a).min_value < 0:
+        if build is tir_expr.truncdiv and self.analyzer._bound(e.a).min_value < 0:
             return None
         lo, hi = self.interval(e.a)
-        return (None if lo is None else E.floordiv(lo, e.b), None if hi is None else E.floordiv(hi, e.b))
+        return (None if lo is None else tir_expr.floordiv(lo, e.b),
+                None if hi is None else tir_expr.floordiv(hi, e.b))
 
     def _mod(self, e, build):
         if self.depends(e.b) or self.analyzer._bound(e.b).min_value < 0:
             return None
-        if build is E.truncmod and self.analyzer._bound(e.a).min_value < 0:
+        if build is tir_expr.truncmod and self.analyzer._bound(e.a).min_value < 0:
             return None
         lo, hi = self.interval(e.a)
         simplify = self.analyzer.simplify
         if lo is not None and hi is not None:
-            qlo, qhi = simplify(E.floordiv(lo, e.b)), simplify(E.floordiv(hi, e.b))
+            qlo, qhi = simplify(tir_expr.floordiv(lo, e.b)), simplify(tir_expr.floordiv(hi, e.b))
             if self.analyzer.can_prove_equal(qlo, qhi):
-                return (E.floormod(lo, e.b), E.floormod(hi, e.b))
+                return (tir_expr.floormod(lo, e.b), tir_expr.floormod(hi, e.b))
         return (const(0, e.dtype), e.b - 1)
 
     def _minmax(self, e, build):
         a, b = self.interval(e.a), self.interval(e.b)
-        if build is E.min_value_of:
+        if build is tir_expr.min_value_of:
             lo = None if a[0] is None or b[0] is None else build(a[0], b[0])
             hi = b[1] if a[1] is None else a[1] if b[1] is None else build(a[1], b[1])
         else:
@@ -188,8 +222,8 @@ class _Relaxer:
 
     def _select(self, e):
         t, f = self.interval(e.true_value), self.interval(e.false_value)
-        lo = None if t[0] is None or f[0] is None else E.min_value_of(t[0], f[0])
-        hi = None if t[1] is None or f[1] is None else E.max_value_of(t[1], f[1])
+        lo = None if t[0] is None or f[0] is None else tir_expr.min_value_of(t[0], f[0])
+        hi = None if t[1] is None or f[1] is None else tir_expr.max_value_of(t[1], f[1])
         return (lo, hi)
 
     def _ramp(self, e):
@@ -202,16 +236,16 @@ class _Relaxer:
 
 
 _RULES = {
-    E.Add: _Relaxer._add,
-    E.Sub: _Relaxer._sub,
-    E.Mul: _Relaxer._mul,
-    E.FloorDiv: lambda self, e: self._div(e, E.floordiv),
-    E.Div: lambda self, e: self._div(e, E.truncdiv),
-    E.FloorMod: lambda self, e: self._mod(e, E.floormod),
-    E.Mod: lambda self, e: self._mod(e, E.truncmod),
-    E.Min: lambda self, e: self._minmax(e, E.min_value_of),
-    E.Max: lambda self, e: self._minmax(e, E.max_value_of),
-    E.Select: _Relaxer._select,
-    E.Ramp: _Relaxer._ramp,
-    E.Broadcast: lambda self, e: self.interval(e.value),
+    tir_expr.Add: _Relaxer._add,
+    tir_expr.Sub: _Relaxer._sub,
+    tir_expr.Mul: _Relaxer._mul,
+    tir_expr.FloorDiv: lambda self, e: self._div(e, tir_expr.floordiv),
+    tir_expr.Div: lambda self, e: self._div(e, tir_expr.truncdiv),
+    tir_expr.FloorMod: lambda self, e: self._mod(e, tir_expr.floormod),
+    tir_expr.Mod: lambda self, e: self._mod(e, tir_expr.truncmod),
+    tir_expr.Min: lambda self, e: self._minmax(e, tir_expr.min_value_of),
+    tir_expr.Max: lambda self, e: self._minmax(e, tir_expr.max_value_of),
+    tir_expr.Select: _Relaxer._select,
+    tir_expr.Ramp: _Relaxer._ramp,
+    tir_expr.Broadcast: lambda self, e: self.interval(e.value),
 }

@@ -15,7 +15,7 @@ with swapped operands, variables on the left: `i + 1 < n` becomes `i < n - 1`).
 from __future__ import annotations
 
 from ...ir.dtype import DataType
-from .. import expr as E
+from .. import expr as tir_expr
 from ..expr import EQ, GE, GT, LE, LT, NE, IntImm, Max, Min, Not, PrimExpr, const
 from .keys import expr_key
 from .linear import LinearSum
@@ -153,7 +153,7 @@ def _cmp_floordiv(self, cls, d: LinearSum):
         return None
     coeff, factors = next(iter(d.terms.values()))
     f = factors[0]
-    if not (len(factors) == 1 and abs(coeff) == 1 and isinstance(f, E.FloorDiv)):
+    if not (len(factors) == 1 and abs(coeff) == 1 and isinstance(f, tir_expr.FloorDiv)):
         return None
     if not (isinstance(f.b, IntImm) and f.b.value > 0):
         return None
@@ -192,9 +192,9 @@ def compare(self, expr: PrimExpr) -> PrimExpr:
     a, b = self.visit(expr.a), self.visit(expr.b)
     cls = type(expr)
     if not is_index(a):
-        if a is expr.a and b is expr.b and not (E._is_const(a) and E._is_const(b)):
+        if a is expr.a and b is expr.b and not (tir_expr._is_const(a) and tir_expr._is_const(b)):
             return expr
-        return E._compare(cls, a, b)
+        return tir_expr._compare(cls, a, b)
     if cls in (GT, GE):
         a, b, cls = b, a, {GT: LT, GE: LE}[cls]
     return _decide(self, cls, self.diff(a, b))
@@ -209,7 +209,7 @@ def _complement(x, y) -> bool:
 
 def logical(self, expr: PrimExpr) -> PrimExpr:
     """And/Or: constants, idempotence, complements, and one side decided under the other."""
-    is_and = isinstance(expr, E.And)
+    is_and = isinstance(expr, tir_expr.And)
     a, b = self.visit(expr.a), self.visit(expr.b)
     for x, y in ((a, b), (b, a)):
         if isinstance(x, IntImm):
@@ -218,8 +218,8 @@ def logical(self, expr: PrimExpr) -> PrimExpr:
         return a
     if _complement(a, b) or _complement(b, a):
         return const(not is_and)
-    if isinstance(a, E.CmpOp) and isinstance(b, E.CmpOp) and self.analyzer._depth < 4:
-        with self.analyzer.constraint_scope(a if is_and else E.logical_not(a)):
+    if isinstance(a, tir_expr.CmpOp) and isinstance(b, tir_expr.CmpOp) and self.analyzer._depth < 4:
+        with self.analyzer.constraint_scope(a if is_and else tir_expr.logical_not(a)):
             b2 = self.analyzer.simplify(b)
         if isinstance(b2, IntImm):
             if is_and:
@@ -227,7 +227,7 @@ def logical(self, expr: PrimExpr) -> PrimExpr:
             return b2 if b2.value else a
     if a is expr.a and b is expr.b:
         return expr
-    return E.logical_and(a, b) if is_and else E.logical_or(a, b)
+    return tir_expr.logical_and(a, b) if is_and else tir_expr.logical_or(a, b)
 
 
 _NEGATE = {LT: lambda a, b: LE(b, a, "bool"), LE: lambda a, b: LT(b, a, "bool"),
@@ -247,7 +247,7 @@ def logical_not(self, expr: Not) -> PrimExpr:
     return expr.replace(a=a)
 
 
-def select(self, expr: E.Select) -> PrimExpr:
+def select(self, expr: tir_expr.Select) -> PrimExpr:
     """Select: a decided condition picks its side; each side is simplified knowing the condition."""
     cond = self.visit(expr.condition)
     if isinstance(cond, IntImm):
@@ -256,7 +256,7 @@ def select(self, expr: E.Select) -> PrimExpr:
     if DataType(cond.dtype).lanes == 1 and ana._depth < 4:
         with ana.constraint_scope(cond):
             t = ana.simplify(expr.true_value)
-        with ana.constraint_scope(E.logical_not(cond)):
+        with ana.constraint_scope(tir_expr.logical_not(cond)):
             f = ana.simplify(expr.false_value)
     else:
         t, f = self.visit(expr.true_value), self.visit(expr.false_value)

@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import sys
 
+from ...ir.dispatch import rule_table
 from ...ir.dtype import DataType
-from .. import expr as E
+from .. import expr as tir_expr
 from ..expr import FloorDiv, FloorMod, IntImm, PrimExpr, Var
+from ..generic import BINARY_BUILDERS
 from . import div_rules, rules
 from .bound import ConstIntBound, bound_add, bound_mul, bound_scale, const_int_bound
 from .keys import expr_key
@@ -30,10 +32,6 @@ _RECURSION_LIMIT = 20_000
 _SYM_DEPTH = 2
 _SYM_WIDTH = 4
 
-BUILDERS = {
-    E.Add: E.add, E.Sub: E.sub, E.Mul: E.mul, E.FloorDiv: E.floordiv, E.FloorMod: E.floormod,
-    E.Min: E.min_value_of, E.Max: E.max_value_of, E.Div: E.truediv, E.Mod: E.truncmod,
-}  # fmt: skip
 
 
 def is_index(expr: PrimExpr) -> bool:
@@ -48,11 +46,15 @@ class Simplifier:
     def __init__(self, analyzer):
         self.analyzer = analyzer
         self._sym_active = 0  # nesting of symbolic bound searches (they may simplify)
+        # Work done so far, counted where a blow-up would show: one step per node rewritten
+        # (memo hits are free) and per term collected from a long sum. Tests bound it
+        # instead of timing the simplifier.
+        self.steps = 0
 
     # --- entry points -----------------------------------------------------------------
 
     def simplify(self, expr: PrimExpr) -> PrimExpr:
-        expr = E.convert(expr)
+        expr = tir_expr.convert(expr)
         old_limit = sys.getrecursionlimit()
         if old_limit < _RECURSION_LIMIT:
             sys.setrecursionlimit(_RECURSION_LIMIT)
@@ -81,16 +83,12 @@ class Simplifier:
         return result
 
     def _visit(self, expr: PrimExpr) -> PrimExpr:
-        if isinstance(expr, IntImm | E.FloatImm | E.StringImm):
+        self.steps += 1
+        if isinstance(expr, IntImm | tir_expr.FloatImm | tir_expr.StringImm):
             return expr
         if isinstance(expr, Var):
             return self.analyzer._subst.get(expr, expr)
-        handler = _HANDLERS.get(type(expr))
-        if handler is None:
-            for base in type(expr).__mro__:
-                handler = _HANDLERS.get(base)
-                if handler is not None:
-                    break
+        handler = _HANDLERS[type(expr)]
         if handler is None:
             return expr
         return handler(self, expr)
@@ -115,7 +113,7 @@ class Simplifier:
         return result
 
     def _arith(self, expr: PrimExpr) -> PrimExpr:
-        if is_index(expr) and not isinstance(expr, E.Mul):
+        if is_index(expr) and not isinstance(expr, tir_expr.Mul):
             return self._sum_chain(expr)
         a, b = self.visit(expr.a), self.visit(expr.b)
         if not is_index(expr):
@@ -130,15 +128,16 @@ class Simplifier:
         stack = [(expr, 1)]
         while stack:
             e, scale = stack.pop()
-            if isinstance(e, E.Add | E.Sub) and e is not expr and id(e) in self.analyzer._cache:
+            self.steps += 1
+            if isinstance(e, tir_expr.Add | tir_expr.Sub) and e is not expr and id(e) in self.analyzer._cache:
                 hit = self.analyzer._cache[id(e)]
                 if hit[0] is e:
                     total.add_sum(self.sum_of(hit[1]), scale)
                     continue
-            if isinstance(e, E.Add):
+            if isinstance(e, tir_expr.Add):
                 stack.append((e.b, scale))
                 stack.append((e.a, scale))
-            elif isinstance(e, E.Sub):
+            elif isinstance(e, tir_expr.Sub):
                 stack.append((e.b, -scale))
                 stack.append((e.a, scale))
             else:
@@ -148,10 +147,10 @@ class Simplifier:
     @staticmethod
     def rebuild(expr, a, b):
         if a is expr.a and b is expr.b:
-            if isinstance(a, IntImm | E.FloatImm) and isinstance(b, IntImm | E.FloatImm):
-                return BUILDERS.get(type(expr), lambda x, y: expr)(a, b)
+            if isinstance(a, IntImm | tir_expr.FloatImm) and isinstance(b, IntImm | tir_expr.FloatImm):
+                return BINARY_BUILDERS.get(type(expr), lambda x, y: expr)(a, b)
             return expr
-        build = BUILDERS.get(type(expr))
+        build = BINARY_BUILDERS.get(type(expr))
         return build(a, b) if build is not None else expr.replace(a=a, b=b)
 
     # --- bounds -----------------------------------------------------------------------
@@ -237,7 +236,7 @@ class Simplifier:
             return [u for u in self.analyzer._upper.get(f, ()) if not isinstance(u, IntImm)]
         if isinstance(f, FloorMod) and not isinstance(f.b, IntImm) and self.bound(f.b).min_value > 0:
             return [self.visit(f.b - 1)]
-        if isinstance(f, E.Min):
+        if isinstance(f, tir_expr.Min):
             return [f.a, f.b]
         if isinstance(f, FloorDiv) and isinstance(f.a, Var) and self.bound(f.b).min_value >= 0:
             return [self.visit(FloorDiv(u, f.b, f.dtype)) for u in self._sym_upper(f.a)]
@@ -246,7 +245,7 @@ class Simplifier:
     def _sym_lower(self, f: PrimExpr) -> list:
         if isinstance(f, Var):
             return [lo for lo in self.analyzer._lower.get(f, ()) if not isinstance(lo, IntImm)]
-        if isinstance(f, E.Max):
+        if isinstance(f, tir_expr.Max):
             return [f.a, f.b]
         if isinstance(f, FloorDiv) and isinstance(f.a, Var) and self.bound(f.b).min_value >= 0:
             return [self.visit(FloorDiv(lo, f.b, f.dtype)) for lo in self._sym_lower(f.a)]
@@ -272,18 +271,18 @@ def _monomial_sum(dtype: str, factors: tuple) -> LinearSum:
     return out
 
 
-def _cast(self: Simplifier, expr: E.Cast):
+def _cast(self: Simplifier, expr: tir_expr.Cast):
     value = self.visit(expr.value)
-    if isinstance(value, E.Cast) and is_index(value) and is_index(value.value) and is_index(expr):
+    if isinstance(value, tir_expr.Cast) and is_index(value) and is_index(value.value) and is_index(expr):
         inner = value.value
         if DataType(inner.dtype).bits <= DataType(value.dtype).bits and DataType(value.dtype).is_int:
-            return E.cast(inner, expr.dtype)  # widening then casting: cast once
-    if value is expr.value and not isinstance(value, IntImm | E.FloatImm):
+            return tir_expr.cast(inner, expr.dtype)  # widening then casting: cast once
+    if value is expr.value and not isinstance(value, IntImm | tir_expr.FloatImm):
         return expr
-    return E.cast(value, expr.dtype)
+    return tir_expr.cast(value, expr.dtype)
 
 
-def _let(self: Simplifier, expr: E.Let):
+def _let(self: Simplifier, expr: tir_expr.Let):
     value = self.visit(expr.value)
     if isinstance(value, IntImm | Var):
         from ..functor import substitute
@@ -299,37 +298,39 @@ def _tuple_args(self: Simplifier, items):
     return items if all(a is b for a, b in zip(new, items)) else new
 
 
-def _call(self: Simplifier, expr: E.Call):
+def _call(self: Simplifier, expr: tir_expr.Call):
     args = _tuple_args(self, expr.args)
     if expr.op == "tir.if_then_else" and isinstance(args[0], IntImm):
         return args[1] if args[0].value else args[2]
     return expr.replace(args=args)
 
 
-def _buffer_load(self: Simplifier, expr: E.BufferLoad):
+def _buffer_load(self: Simplifier, expr: tir_expr.BufferLoad):
     return expr.replace(indices=_tuple_args(self, expr.indices))
 
 
-def _ramp(self: Simplifier, expr: E.Ramp):
+def _ramp(self: Simplifier, expr: tir_expr.Ramp):
     return expr.replace(base=self.visit(expr.base), stride=self.visit(expr.stride))
 
 
-def _broadcast(self: Simplifier, expr: E.Broadcast):
+def _broadcast(self: Simplifier, expr: tir_expr.Broadcast):
     return expr.replace(value=self.visit(expr.value))
 
 
-def _shuffle(self: Simplifier, expr: E.Shuffle):
+def _shuffle(self: Simplifier, expr: tir_expr.Shuffle):
     return expr.replace(vectors=_tuple_args(self, expr.vectors))
 
 
-_HANDLERS = {
-    E.Add: Simplifier._arith, E.Sub: Simplifier._arith, E.Mul: Simplifier._arith,
-    E.FloorDiv: div_rules.floordiv, E.FloorMod: div_rules.floormod,
-    E.Div: div_rules.truncdiv, E.Mod: div_rules.truncmod,
-    E.Min: rules.min_max, E.Max: rules.min_max, E.CmpOp: rules.compare,
-    E.And: rules.logical, E.Or: rules.logical, E.Not: rules.logical_not, E.Select: rules.select,
-    E.Cast: _cast, E.Let: _let, E.Call: _call, E.BufferLoad: _buffer_load, E.Ramp: _ramp,
-    E.Broadcast: _broadcast, E.Shuffle: _shuffle,
-}  # fmt: skip
+_HANDLERS = rule_table({
+    tir_expr.Add: Simplifier._arith, tir_expr.Sub: Simplifier._arith, tir_expr.Mul: Simplifier._arith,
+    tir_expr.FloorDiv: div_rules.floordiv, tir_expr.FloorMod: div_rules.floormod,
+    tir_expr.Div: div_rules.truncdiv, tir_expr.Mod: div_rules.truncmod,
+    tir_expr.Min: rules.min_max, tir_expr.Max: rules.min_max, tir_expr.CmpOp: rules.compare,
+    tir_expr.And: rules.logical, tir_expr.Or: rules.logical, tir_expr.Not: rules.logical_not,
+    tir_expr.Select: rules.select,
+    tir_expr.Cast: _cast, tir_expr.Let: _let, tir_expr.Call: _call, tir_expr.BufferLoad: _buffer_load,
+    tir_expr.Ramp: _ramp,
+    tir_expr.Broadcast: _broadcast, tir_expr.Shuffle: _shuffle,
+})  # fmt: skip
 
 __all__ = ["Simplifier", "is_index", "FloorDiv"]

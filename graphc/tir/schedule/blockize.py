@@ -32,12 +32,12 @@ from __future__ import annotations
 
 from ...errors import ScheduleError
 from ..analysis.block_access import from_affine, to_affine
+from ..analysis.var_use import used_vars, uses_any_var, uses_var
 from ..expr import And, IntImm, Range, Var, const, logical_and
 from ..functor import substitute
 from ..stmt import Block, BlockRealize, BufferRegion, For, IterType, IterVar
 from .blocks import access
 from .bounds import relax_in, shape_analyzer
-from .loops import _uses
 from .state import find_block_path, find_loop_path, is_one, replace_stmts, scope_realizes, simplify
 
 
@@ -58,7 +58,7 @@ def _all(conds: list):
 
 def _divide(iv: IterVar, value, inner: dict, what: str):
     """(outer binding, outer extent, inner binding, inner extent) of one binding."""
-    uses_in, uses_out = _uses(value, set(inner)), _uses(value, _free_loop_vars(value, inner))
+    uses_in, uses_out = uses_any_var(value, set(inner)), uses_any_var(value, _free_loop_vars(value, inner))
     one = const(1, iv.var.dtype)
     if not uses_in:
         return value, iv.dom.extent, const(0, iv.var.dtype), one
@@ -105,11 +105,7 @@ def _divide(iv: IterVar, value, inner: dict, what: str):
 
 
 def _free_loop_vars(value, inner: dict) -> set:
-    from ..functor import post_order_visit
-
-    found: set = set()
-    post_order_visit(value, lambda e: found.add(e) if isinstance(e, Var) and e not in inner else None)
-    return found
+    return {v for v in used_vars(value) if v not in inner}
 
 
 def blockize(func, func_name: str, loop_var: Var, preserve_unit_iters: bool = True):
@@ -174,7 +170,7 @@ def blockize(func, func_name: str, loop_var: Var, preserve_unit_iters: bool = Tr
     vmap = {k: v for k, v in vmap.items() if v is not k}
     o_pred, i_pred = [], []
     for c in _conjuncts(realize.predicate):
-        uses_in, uses_out = _uses(c, set(inner)), bool(_free_loop_vars(c, inner))
+        uses_in, uses_out = uses_any_var(c, set(inner)), bool(_free_loop_vars(c, inner))
         if uses_in and uses_out:
             raise ScheduleError(
                 f"cannot {what}: the block predicate {c} mixes loops inside and outside the blockized "
@@ -230,18 +226,18 @@ def _outer_init(init, inner_realize: BlockRealize, loops: list, name: str, what:
     blk = inner_realize.block
     ivs, vals, subst = [], [], {}
     for iv, value in zip(blk.iter_vars, inner_realize.iter_values):
-        if iv.iter_type == IterType.DATA_PAR and _uses(init, {iv.var}):
+        if iv.iter_type == IterType.DATA_PAR and uses_var(init, iv.var):
             new = Var(f"{iv.var.name}_init", iv.var.dtype)
             subst[iv.var] = new
             ivs.append(iv.replace(var=new))
             vals.append(value)
-    init_loops = {lp.loop_var for lp in loops if any(_uses(v, {lp.loop_var}) for v in vals)}
+    init_loops = {lp.loop_var for lp in loops if any(uses_var(v, lp.loop_var) for v in vals)}
     other_loops = {lp.loop_var for lp in loops} - init_loops
     conds = []
     for c in _conjuncts(inner_realize.predicate):
-        if not _uses(c, other_loops):
+        if not uses_any_var(c, other_loops):
             conds.append(c)
-        elif _uses(c, init_loops):
+        elif uses_any_var(c, init_loops):
             raise ScheduleError(
                 f"cannot {what}: the block predicate {c} ties the reduction loops to the spatial ones, "
                 f"so the init cannot be separated"

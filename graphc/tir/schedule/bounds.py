@@ -19,22 +19,14 @@ extents that are not meaningful (wider than the domain or past the int32 range).
 from __future__ import annotations
 
 from ..analysis.block_access import affine_difference, extent_between
+from ..analysis.var_use import used_vars
 from ..arith import Analyzer
 from ..arith.bound import POS_INF, ConstIntBound
-from ..expr import IntImm, PrimExpr, Var
-from ..functor import post_order_visit
+from ..expr import IntImm, PrimExpr
 from ..stmt import Block
 from .state import walk
 
 INT32_MAX = (1 << 31) - 1
-
-
-def _shape_vars(buffers) -> list:
-    found: list = []
-    for buf in buffers:
-        for dim in buf.shape:
-            post_order_visit(dim, lambda e: found.append(e) if isinstance(e, Var) else None)
-    return found
 
 
 def shape_analyzer(func, dom: dict | None = None, extra_buffers=()) -> Analyzer:
@@ -44,11 +36,8 @@ def shape_analyzer(func, dom: dict | None = None, extra_buffers=()) -> Analyzer:
         if isinstance(stmt, Block):
             buffers.extend(stmt.alloc_buffers)
     ana = Analyzer()
-    seen: set = set()
-    for var in _shape_vars(buffers):
-        if id(var) not in seen:
-            seen.add(id(var))
-            ana.update(var, ConstIntBound(0, POS_INF))
+    for var in used_vars(*(dim for buf in buffers for dim in buf.shape)):
+        ana.update(var, ConstIntBound(0, POS_INF))
     for var, rng in (dom or {}).items():
         ana.bind(var, rng, allow_override=True)
     return ana

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from ...errors import ScheduleError
 from ..analysis.block_access import affine_difference
+from ..analysis.var_use import uses_var
 from ..expr import IntImm, Range, Var, const, logical_and, max_value_of, min_value_of
 from ..functor import substitute
 from ..stmt import Block, BlockRealize, For, ForKind, SeqStmt
@@ -247,7 +248,6 @@ def _check_between(order, pos, realize, loop, under, block, reverse, what):
 def _check_complete_reductions(lpath: list, producers: list, what: str) -> None:
     """A consumer placed under a loop that drives a producer's reduction would read partial sums."""
     from ..stmt import IterType
-    from .for_kind import _uses_var
 
     loop_vars = [s.loop_var for s in lpath if isinstance(s, For)]
     for r in producers:
@@ -255,7 +255,7 @@ def _check_complete_reductions(lpath: list, producers: list, what: str) -> None:
             if iv.iter_type != IterType.COMM_REDUCE:
                 continue
             for v in loop_vars:
-                if _uses_var(value, v):
+                if uses_var(value, v):
                     raise ScheduleError(
                         f"cannot {what}: the loop {v.name} drives the reduction iter {iv.var.name} of "
                         f"producer {r.block.name_hint!r}, so the consumer would read partial results"

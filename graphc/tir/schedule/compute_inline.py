@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from ...errors import ScheduleError
 from ..analysis.block_access import get_block_read_write_region
+from ..analysis.var_use import used_vars
 from ..expr import IntImm, Var
 from ..functor import StmtExprMutator, StmtExprVisitor, substitute
 from ..stmt import Block, BlockRealize, BufferStore, IterType
@@ -59,17 +60,6 @@ def _single_store(block: Block, role: str) -> BufferStore:
     if block.match_buffers or block.alloc_buffers:
         raise ScheduleError(f"cannot inline block {block.name_hint!r}: it allocates or matches buffers")
     return block.body
-
-
-def _vars_in(expr) -> set:
-    found: set = set()
-
-    class _V(StmtExprVisitor):
-        def visit_Var(self, op):
-            found.add(op)
-
-    _V().visit_expr(expr)
-    return found
 
 
 def _loads_of(stmt, buffer) -> list:
@@ -141,7 +131,7 @@ def compute_inline(func, func_name: str, name: str):
             f"cannot inline block {name!r}: its store {buf.name}[...] must be indexed by distinct block "
             f"iter vars (found other index expressions)"
         )
-    if not _vars_in(store.value) <= (set(store.indices) | _free_vars(func)):
+    if not set(used_vars(store.value)) <= (set(store.indices) | _free_vars(func)):
         raise ScheduleError(
             f"cannot inline block {name!r}: its value uses block iters that do not index {buf.name}"
         )
@@ -190,11 +180,7 @@ def _is_true(e) -> bool:
 
 def _free_vars(func) -> set:
     """Function-level variables (scalar params and symbolic shape dims)."""
-    out = set(func.params)
-    for b in func.buffer_map.values():
-        for d in b.shape:
-            out |= _vars_in(d)
-    return out
+    return set(func.params) | set(used_vars(*(d for b in func.buffer_map.values() for d in b.shape)))
 
 
 def reverse_compute_inline(func, func_name: str, name: str):

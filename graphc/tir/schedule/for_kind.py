@@ -8,8 +8,8 @@ would accumulate into the same element; threadIdx may bind one (a cross-thread r
 from __future__ import annotations
 
 from ...errors import ScheduleError
+from ..analysis.var_use import uses_var
 from ..expr import Var
-from ..functor import StmtExprVisitor
 from ..stmt import For, ForKind, IterType, IterVar
 from .state import check_exists, find_loop_path, replace_stmts, scope_realizes
 
@@ -19,24 +19,12 @@ THREAD_TAGS = (
 )  # fmt: skip
 
 
-def _uses_var(expr, var: Var) -> bool:
-    found = False
-
-    class _Find(StmtExprVisitor):
-        def visit_Var(self, op):
-            nonlocal found
-            found = found or op is var
-
-    _Find().visit_expr(expr)
-    return found
-
-
 def check_spatial_only(loop: For, what: str, allow_reduce: bool = False) -> None:
     """Raise unless every block under `loop` binds only spatial iters to expressions of it."""
     for realize in scope_realizes(loop.body):
         block = realize.block
         for iv, value in zip(block.iter_vars, realize.iter_values):
-            if not _uses_var(value, loop.loop_var):
+            if not uses_var(value, loop.loop_var):
                 continue
             if iv.iter_type == IterType.DATA_PAR:
                 continue

@@ -41,9 +41,10 @@ A parameter that no block writes is padded by the caller.
 from __future__ import annotations
 
 from ...errors import ScheduleError
+from ..analysis.var_use import used_vars, uses_var
 from ..arith.evaluate import evaluate
 from ..expr import FloorDiv, FloorMod, IntImm, PrimExpr, Range, Var, const, convert, logical_or
-from ..functor import StmtExprMutator, post_order_visit, substitute
+from ..functor import StmtExprMutator, substitute
 from ..stmt import Block, BlockRealize, BufferRegion, For, ForKind, IterType, IterVar, SeqStmt
 from .blocks import access, write_buffers
 from .bounds import relax_in, shape_analyzer
@@ -217,9 +218,6 @@ def transform_layout(func, func_name: str, block_name: str, buffer, index_map, p
         outs = apply_map(index_map, olds, what)
     except TypeError as err:
         raise ScheduleError(f"cannot {what}: the index map must take {len(olds)} indices ({err})") from None
-    free: list = []
-    for e in outs:
-        post_order_visit(e, lambda x: free.append(x) if isinstance(x, Var) and x not in olds else None)
     ana = shape_analyzer(func, {v: Range(const(0, d.dtype), d) for v, d in zip(olds, buf.shape)})
     new_shape = []
     for k, e in enumerate(outs):
@@ -255,7 +253,7 @@ def _check_deducible(func, buf, new_buf, what: str) -> None:
     params = [new_buf if b is buf else b for b in func.buffer_map.values()]
     bare = {id(d) for b in params for d in b.shape if isinstance(d, Var)}
     for d in buf.shape:
-        for v in _vars(d):
+        for v in used_vars(d):
             if id(v) not in bare:
                 raise ScheduleError(
                     f"cannot {what}: size variable {v.name} would no longer be a whole dimension of any "
@@ -294,7 +292,7 @@ def _check_bijective(ana, buf, olds, outs, news, new_shape, inverse, what):
             continue
         ext = 1
         for n in news:
-            if n in _vars(rebuilt):
+            if uses_var(rebuilt, n):
                 ext = ext * new_shape[news.index(n)]
         if not ana.can_prove(ext == d):
             conds.append(rebuilt >= d)
@@ -304,12 +302,6 @@ def _check_bijective(ana, buf, olds, outs, news, new_shape, inverse, what):
     for c in conds[1:]:
         cond = logical_or(cond, c)
     return False, cond
-
-
-def _vars(e) -> list:
-    found: list = []
-    post_order_visit(e, lambda x: found.append(x) if isinstance(x, Var) else None)
-    return found
 
 
 def _add_pad_block(func, buf, news, cond, pad_value, what):

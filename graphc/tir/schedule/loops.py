@@ -28,27 +28,15 @@ returns the new PrimFunc plus the Vars of the loops it created; it raises Schedu
 from __future__ import annotations
 
 from ...errors import ScheduleError
+from ..analysis.var_use import uses_any_var
 from ..expr import IntImm, PrimExpr, Range, Var, const, convert, floordiv, floormod, logical_and
-from ..functor import StmtExprVisitor, StmtMutator, substitute
+from ..functor import StmtMutator, substitute
 from ..stmt import Block, BlockRealize, For, ForKind
 from .state import check_exists, find_loop_path, is_one, replace_stmts, simplify
 
 
 def _loop_path(func, var: Var, func_name: str) -> list:
     return check_exists(find_loop_path(func.body, var), f"loop {var.name}", func_name)
-
-
-def _uses(expr_or_stmt, vars_: set) -> bool:
-    found = False
-
-    class _Find(StmtExprVisitor):
-        def visit_Var(self, op):
-            nonlocal found
-            found = found or op in vars_
-
-    f = _Find()
-    f.visit_expr(expr_or_stmt) if isinstance(expr_or_stmt, PrimExpr) else f.visit_stmt(expr_or_stmt)
-    return found
 
 
 class _BindingRewriter(StmtMutator):
@@ -169,7 +157,7 @@ def fuse(func, func_name: str, vars_: list, preserve_unit_iters: bool = True):
         loops.append(loop)
     outer_vars = {lp.loop_var for lp in loops}
     for lp in loops[1:]:
-        if _uses(lp.extent, outer_vars) or _uses(lp.min, outer_vars):
+        if uses_any_var(lp.extent, outer_vars) or uses_any_var(lp.min, outer_vars):
             raise ScheduleError(f"cannot fuse: the range of loop {lp.loop_var.name} depends on an outer loop")
     dtype = vars_[0].dtype
     names = "_".join(v.name for v in vars_)
@@ -229,7 +217,7 @@ def reorder(func, func_name: str, vars_: list):
     for k, lp in enumerate(new_chain):
         outer = {x.loop_var for x in new_chain[:k]}
         dep = chain_vars - outer - {lp.loop_var}
-        if _uses(lp.extent, dep) or _uses(lp.min, dep):
+        if uses_any_var(lp.extent, dep) or uses_any_var(lp.min, dep):
             raise ScheduleError(
                 f"cannot reorder: the range of loop {lp.loop_var.name} depends on a loop "
                 f"that would move inside it"
@@ -259,7 +247,7 @@ def _check_affine_reductions(chain: list, chain_vars: set) -> None:
         if not any(iv.iter_type == IterType.COMM_REDUCE for iv in block.iter_vars):
             continue
         for iv, value in zip(block.iter_vars, realize.iter_values):
-            if _uses(value, chain_vars) and to_affine(value) is None:
+            if uses_any_var(value, chain_vars) and to_affine(value) is None:
                 raise ScheduleError(
                     f"cannot reorder: reduction block {block.name_hint!r} binds {iv.var.name} to a "
                     f"non-affine expression of the loops (after fuse/split); reordering could run its "

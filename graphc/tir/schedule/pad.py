@@ -43,6 +43,7 @@ nothing leave the function as it is.
 from __future__ import annotations
 
 from ...errors import ScheduleError
+from ..analysis.var_use import uses_var
 from ..buffer import decl_buffer
 from ..expr import BufferLoad, Cast, IntImm, Mul, Range, Var, const, floordiv, logical_and
 from ..functor import StmtExprMutator, post_order_visit
@@ -50,7 +51,6 @@ from ..op import if_then_else
 from ..stmt import Block, BlockRealize, BufferRegion, BufferStore, For, ForKind, IterType, IterVar, SeqStmt
 from .blocks import access
 from .bounds import shape_analyzer
-from .loops import _uses
 from .state import enclosing_block, find_block_path, loops_above, replace_stmts
 
 
@@ -154,7 +154,7 @@ def _check_reduction(block: Block, padded: set, what: str) -> None:
             a, b = b, a
         ok = isinstance(a, BufferLoad) and a.buffer is store.buffer
         factors = [f for f in _factors(b) if isinstance(f, BufferLoad)] if ok else []
-        ok = ok and all(any(_uses(f, {v}) for f in factors) for v in reduce_padded)
+        ok = ok and all(any(uses_var(f, v) for f in factors) for v in reduce_padded)
     if not ok:
         raise ScheduleError(
             f"cannot {what}: zero padding of reduction iters is only sound for `out = out + a * b * ...` "

@@ -7,38 +7,30 @@ and C that drive spatial iters; C loses its init and is renamed `C_update`.
 
 from __future__ import annotations
 
-from ...errors import ScheduleError
+import itertools
+
+from ...errors import ScheduleError, TIRError
 from ..analysis.block_access import get_block_access_region, get_block_read_write_region
-from ..expr import IntImm, Range, Var
-from ..functor import StmtExprVisitor, substitute
+from ..analysis.var_use import uses_var
+from ..expr import IntImm, Range, Var, convert
+from ..functor import substitute
 from ..stmt import Block, BlockRealize, For, IterType, IterVar, SeqStmt
 from .blocks import read_buffers, write_buffers
 from .state import enclosing_block, find_block_path, loops_above, replace_stmts, walk
 
 
-def _uses(expr, var: Var) -> bool:
-    found = False
-
-    class _Find(StmtExprVisitor):
-        def visit_Var(self, op):
-            nonlocal found
-            found = found or op is var
-
-    _Find().visit_expr(expr)
-    return found
-
-
 def _check_init_reached(func, block, realize, loops, what: str) -> None:
     """The init runs where every reduce iter is at its minimum; a separate init block runs for every
-    spatial point, which is the same only if the loops reach those minima (not, e.g., in the
-    second part of a partitioned reduction loop)."""
+    spatial point, which is the same only if the loops bring every spatial point to those minima,
+    all at once and before its first update (not, e.g., in the second part of a partitioned
+    reduction loop, or of a partitioned loop that fuses a spatial and a reduce loop)."""
     from .bounds import relax_in, shape_analyzer
 
     dom = {lp.loop_var: Range(lp.min, lp.extent) for lp in loops}
     ana = shape_analyzer(func, dom)
-    for iv, v in zip(block.iter_vars, realize.iter_values):
-        if iv.iter_type == IterType.DATA_PAR:
-            continue
+    pairs = list(zip(block.iter_vars, realize.iter_values))
+    reduce_ = [(iv, v) for iv, v in pairs if iv.iter_type != IterType.DATA_PAR]
+    for iv, v in reduce_:
         rng = relax_in(ana, v, dom)
         if rng is None or not ana.can_prove(rng[0] <= iv.dom.min):
             raise ScheduleError(
@@ -46,6 +38,68 @@ def _check_init_reached(func, block, realize, loops, what: str) -> None:
                 f"{iv.dom.min}, so the block never runs its init; a separate init block would reset "
                 f"results computed elsewhere"
             )
+    drivers = [lp for lp in loops if any(uses_var(v, lp.loop_var) for _, v in reduce_)]
+    shared = [lp for lp in drivers
+              if any(uses_var(v, lp.loop_var) for iv, v in pairs if iv.iter_type == IterType.DATA_PAR)]
+    if shared:  # a fused spatial-and-reduce loop: only visiting the points can tell
+        reached = _first_visits_at_minimum(loops, realize, block.iter_vars, reduce_)
+    else:  # the reduce loops' first iteration, the same for every spatial point, must be the minima
+        from .blockize import _conjuncts
+
+        first: dict = {}
+        for lp in drivers:
+            first[lp.loop_var] = substitute(lp.min, first)
+        conds = [convert(substitute(v, first) == iv.dom.min) for iv, v in reduce_]
+        conds += [substitute(c, first) for c in _conjuncts(realize.predicate)
+                  if any(uses_var(c, lp.loop_var) for lp in drivers)]
+        reached = True if all(ana.can_prove(c) for c in conds) else None
+    if not reached:
+        claim = "some spatial point does not reach" if reached is False else \
+            "cannot show that every spatial point reaches"
+        raise ScheduleError(
+            f"cannot {what}: {claim} the reduce iters' minima (where the block runs its init) first "
+            f"under loops {', '.join(lp.loop_var.name for lp in shared or drivers)}; a separate init "
+            f"block would reset results computed elsewhere"
+        )
+
+
+_ENUMERATION_LIMIT = 1 << 14
+
+
+def _first_visits_at_minimum(loops, realize, iter_vars, reduce_) -> bool | None:
+    """Whether, in loop order, each spatial point's first visit has every reduce iter at its minimum;
+    None when the loops the bindings use are not constant or too many to enumerate."""
+    from ..arith.evaluate import evaluate
+
+    values = list(realize.iter_values) + [realize.predicate]
+    used = [lp for lp in loops if any(uses_var(v, lp.loop_var) for v in values)]
+    ranges, count = [], 1
+    for lp in used:
+        if not (isinstance(lp.min, IntImm) and isinstance(lp.extent, IntImm)):
+            return None
+        ranges.append(range(lp.min.value, lp.min.value + lp.extent.value))
+        count *= max(lp.extent.value, 0)
+    if count > _ENUMERATION_LIMIT:
+        return None
+    if not all(isinstance(iv.dom.min, IntImm) for iv, _ in reduce_):
+        return None
+    minima = tuple(iv.dom.min.value for iv, _ in reduce_)
+    is_reduce = [any(iv is r for r, _ in reduce_) for iv in iter_vars]
+    seen: set = set()
+    for point in itertools.product(*ranges):
+        env = {lp.loop_var: x for lp, x in zip(used, point)}
+        try:
+            if not evaluate(realize.predicate, env):
+                continue
+            bound = [evaluate(v, env) for v in realize.iter_values]
+        except (KeyError, TIRError):  # a variable other than these loops: not enumerable
+            return None
+        key = tuple(b for r, b in zip(is_reduce, bound) if not r)
+        if key not in seen:
+            seen.add(key)
+            if tuple(b for r, b in zip(is_reduce, bound) if r) != minima:
+                return False
+    return True
 
 
 def decompose_reduction(func, func_name: str, name: str, loop_var: Var):
@@ -67,7 +121,7 @@ def decompose_reduction(func, func_name: str, name: str, loop_var: Var):
         v for iv, v in zip(block.iter_vars, realize.iter_values) if iv.iter_type != IterType.DATA_PAR
     ]
     for lp in loops[:pos]:
-        if any(_uses(v, lp.loop_var) for v in reduce_values):
+        if any(uses_var(v, lp.loop_var) for v in reduce_values):
             raise ScheduleError(
                 f"cannot {what}: loop {lp.loop_var.name} above it drives a reduce iter; the init must go "
                 f"above every loop related to the reduction (decompose at {lp.loop_var.name} or higher)"
@@ -84,13 +138,13 @@ def decompose_reduction(func, func_name: str, name: str, loop_var: Var):
     copies = {}
     kept = []
     for lp in loops[pos:]:
-        if any(_uses(v, lp.loop_var) for _, v in spatial):
+        if any(uses_var(v, lp.loop_var) for _, v in spatial):
             new_var = Var(f"{lp.loop_var.name}_init", lp.loop_var.dtype)
             copies[lp.loop_var] = new_var
             kept.append(lp)
     inner_vars = {lp.loop_var for lp in loops[pos:]}
     for iv, v in spatial:
-        if any(_uses(v, x) for x in inner_vars - set(copies)):
+        if any(uses_var(v, x) for x in inner_vars - set(copies)):
             raise ScheduleError(f"cannot {what}: spatial iter {iv.var.name} depends on a reduce-only loop")
     new_ivs = [IterVar(iv.dom, Var(iv.var.name, iv.var.dtype), IterType.DATA_PAR) for iv, _ in spatial]
     vmap = {iv.var: new.var for (iv, _), new in zip(spatial, new_ivs)}
@@ -127,9 +181,9 @@ def _init_predicate(predicate, copies: dict, reduce_only: set, what: str):
 
     kept = []
     for cond in _conjuncts(predicate):
-        if not any(_uses(cond, v) for v in reduce_only):
+        if not any(uses_var(cond, v) for v in reduce_only):
             kept.append(substitute(cond, copies))
-        elif any(_uses(cond, v) for v in copies):
+        elif any(uses_var(cond, v) for v in copies):
             raise ScheduleError(f"cannot {what}: the block's predicate mixes spatial and reduction loops")
     out = kept[0] if kept else const(True)
     for cond in kept[1:]:
@@ -203,7 +257,7 @@ def rfactor(func, func_name: str, name: str, loop_var: Var, factor_axis: int):
     ]
     if len(spatial) + len(reduce_) != len(block.iter_vars):
         raise ScheduleError(f"cannot {what}: the block has iters that are neither spatial nor reduce")
-    if any(_uses(v, loop_var) for _, v in spatial) or not any(_uses(v, loop_var) for _, v in reduce_):
+    if any(uses_var(v, loop_var) for _, v in spatial) or not any(uses_var(v, loop_var) for _, v in reduce_):
         raise ScheduleError(f"cannot {what}: the loop must drive reduce iters only")
     if not (isinstance(rf_loop.min, IntImm) and rf_loop.min.value == 0):
         raise ScheduleError(f"cannot {what}: the loop starts at {rf_loop.min}, rfactor needs a loop from 0")
@@ -215,9 +269,9 @@ def rfactor(func, func_name: str, name: str, loop_var: Var, factor_axis: int):
             f"cannot {what}: {buf.name} is also written by block(s) {', '.join(others)}; the write-back "
             f"block would run after them"
         )
-    red_loops = [lp for lp in loops if any(_uses(v, lp.loop_var) for _, v in reduce_)]
+    red_loops = [lp for lp in loops if any(uses_var(v, lp.loop_var) for _, v in reduce_)]
     for lp in red_loops:
-        if any(_uses(v, lp.loop_var) for _, v in spatial):
+        if any(uses_var(v, lp.loop_var) for _, v in spatial):
             raise ScheduleError(
                 f"cannot {what}: loop {lp.loop_var.name} drives both spatial and reduce iters"
             )
@@ -265,7 +319,7 @@ def rfactor(func, func_name: str, name: str, loop_var: Var, factor_axis: int):
     rf_realize = BlockRealize(tuple(rf_values), realize.predicate, rf_block)
 
     # the write-back block: B[idx] = B[idx] <op> B_rf[idx with the rf iter], reducing over the rf iter
-    wb_loops = [lp for lp in loops if lp is rf_loop or any(_uses(v, lp.loop_var) for _, v in spatial)]
+    wb_loops = [lp for lp in loops if lp is rf_loop or any(uses_var(v, lp.loop_var) for _, v in spatial)]
     new_loop_vars = {lp.loop_var: Var(lp.loop_var.name, lp.loop_var.dtype) for lp in wb_loops}
     wb_spatial = [IterVar(iv.dom, Var(iv.var.name, iv.var.dtype), IterType.DATA_PAR) for iv, _ in spatial]
     wb_rf = IterVar(

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from ...errors import ScheduleError
 from ..analysis.block_access import same_expr
+from ..analysis.var_use import uses_var
 from ..buffer import decl_buffer
 from ..expr import IntImm, Range, Var, const
 from ..functor import StmtExprMutator, StmtExprVisitor, substitute
@@ -36,7 +37,6 @@ from ..stmt import Block, BlockRealize, BufferRegion, BufferStore, For, ForKind,
 from .blocks import read_buffers, write_buffers
 from .bounds import relax_in, shape_analyzer
 from .layout import resolve_buffer
-from .loops import _uses
 from .state import enclosing_block, find_block_path, replace_stmts, scope_realizes, walk
 
 
@@ -94,7 +94,7 @@ def reindex(func, func_name: str, name: str, buffer):
     if any(not (isinstance(iv.dom.min, IntImm) and iv.dom.min.value == 0) for iv in block.iter_vars):
         raise ScheduleError(f"cannot {what}: the block's iter domains must start at 0")
     _check_in_bounds(func, block, buf, index, what)
-    used = [iv for iv in block.iter_vars if any(_uses(e, {iv.var}) for e in index)]
+    used = [iv for iv in block.iter_vars if any(uses_var(e, iv.var) for e in index)]
     new_name = f"{buf.name}_reindex"
     if find_block_path(func.body, new_name) is not None:
         raise ScheduleError(f"cannot {what}: a block named {new_name!r} already exists")

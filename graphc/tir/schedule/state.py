@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from ...errors import ScheduleError
 from ..analysis.block_access import from_affine, to_affine
+from ..arith import Analyzer
 from ..expr import IntImm, PrimExpr, Var
 from ..functor import StmtMutator
 from ..stmt import (
@@ -158,13 +159,15 @@ def simplify(expr: PrimExpr, dom: dict | None = None) -> PrimExpr:
     """Simplify an index expression.
 
     Affine expressions are normalized here (so results do not depend on the simplifier's
-    canonical order); anything else goes through `graphc.tir.arith.Analyzer` when it is
-    available, with the loop domains in `dom` (Var -> Range) bound.
+    canonical order); anything else goes through `graphc.tir.arith.Analyzer`, with the
+    loop domains in `dom` (Var -> Range) bound.
 
     >>> from graphc import tir
     >>> o, m, i = tir.Var("o"), tir.Var("m"), tir.Var("i")
-    >>> str(simplify((o * 2 + m) * 2 + i) is not None)
-    'True'
+    >>> print(simplify((o * 2 + m) * 2 + i))
+    o * 4 + m * 2 + i
+    >>> print(simplify((o * 4 + m) // 4, {m: tir.Range(0, 4)}))
+    o
     """
     if not isinstance(expr, PrimExpr) or isinstance(expr, IntImm | Var):
         return expr
@@ -172,18 +175,10 @@ def simplify(expr: PrimExpr, dom: dict | None = None) -> PrimExpr:
     if form is not None:
         coeffs, constant = form
         return from_affine(coeffs, constant, expr.dtype)
-    try:
-        from ..arith import Analyzer
-    except ImportError:
-        return expr
-    try:
-        analyzer = Analyzer()
-        for var, rng in (dom or {}).items():
-            analyzer.bind(var, rng)
-        out = analyzer.simplify(expr)
-    except (AttributeError, NotImplementedError, TypeError):
-        return expr
-    return out if isinstance(out, PrimExpr) else expr
+    analyzer = Analyzer()
+    for var, rng in (dom or {}).items():
+        analyzer.bind(var, rng)
+    return analyzer.simplify(expr)
 
 
 def check_exists(path, what: str, func_name: str):

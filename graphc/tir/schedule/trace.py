@@ -194,10 +194,7 @@ def format_value(x) -> str:
     if isinstance(x, Var):
         return x.name
     if isinstance(x, PrimExpr):
-        try:
-            return str(x)
-        except ImportError:
-            return type(x).__name__
+        return str(x)
     if isinstance(x, str):
         return f'"{x}"' if '"' not in x else repr(x)
     if callable(x) and not isinstance(x, type):

@@ -19,20 +19,13 @@ from its compacted shape as TVM does; its allocation then covers the strided spa
 from __future__ import annotations
 
 from ...ir.dtype import DataType
+from ..arith import Analyzer
 from ..expr import IntImm, Range, max_value_of, min_value_of
 from ..function import PrimFunc
 from ..functor import BufferAccessMutator, StmtExprVisitor
 from ..stmt import BufferRegion
 from .function_pass import prim_func_pass
 from .storage_align import aligned_strides, collect_dim_aligns
-
-
-def _analyzer():
-    try:
-        from ..arith import Analyzer
-    except ImportError:  # the analyzer is optional for this optimisation
-        return None
-    return Analyzer()
 
 
 class _Hulls(StmtExprVisitor):
@@ -165,17 +158,15 @@ def _aligned(buffer, found, per_dim):
 def compact_buffer_allocation(func: PrimFunc) -> PrimFunc:
     """`func` with each alloc_buffer shrunk to the hull of the indices its block uses, and
     given padded strides where a storage_align annotation asks for them."""
-    analyzer = _analyzer()
+    analyzer = Analyzer()
     aligns = collect_dim_aligns(func.body)
-    if analyzer is None and not aligns:
-        return func
     remap: dict = {}
 
     class _Collect(StmtExprVisitor):
         def visit_BlockRealize(self, op):
             block = op.block
             hulls = None
-            if block.alloc_buffers and not block.iter_vars and analyzer is not None:
+            if block.alloc_buffers and not block.iter_vars:
                 hulls = _Hulls(block.alloc_buffers, analyzer)
                 if block.init is not None:
                     hulls.visit_stmt(block.init)

@@ -54,6 +54,7 @@ from dataclasses import dataclass
 
 from ...ir.dtype import DataType
 from ...ir.module import IRModule
+from ..analysis.var_use import used_vars
 from ..expr import IntImm, Var
 from ..function import PrimFunc
 from ..functor import substitute
@@ -67,7 +68,6 @@ from .promote_accumulator import (
     region_extents,
     targets_cpu,
     unique_realizes,
-    used_vars,
 )  # fmt: skip
 from .schedule_rewrite import check_options, configured_options, rewrite_each
 
@@ -122,7 +122,7 @@ def _staging(func, realize: BlockRealize, index: int, region, written: set, max_
     vmap = {iv.var: v for iv, v in zip(realize.block.iter_vars, realize.iter_values)}
     indexing = set()  # the loops the operand's indices depend on
     for rng in region.region:
-        indexing |= used_vars(substitute(rng.min, vmap))
+        indexing.update(used_vars(substitute(rng.min, vmap)))
     for p in range(nest.first):
         inner = nest.loops[p + 1:]
         if nest.loops[p].kind == ForKind.VECTORIZED or any(lp.kind == ForKind.PARALLEL for lp in inner):

@@ -22,7 +22,8 @@ that loop's body.
 
 from __future__ import annotations
 
-from ..expr import Var, const
+from ..analysis.var_use import used_vars
+from ..expr import const
 from ..function import PrimFunc
 from ..functor import StmtMutator, StmtVisitor, post_order_visit
 from ..stmt import Block, BlockRealize, For, ForKind, IterType
@@ -36,13 +37,6 @@ def _common_prefix(a: tuple, b: tuple) -> tuple:
             break
         n += 1
     return a[:n]
-
-
-def _vars_in(exprs) -> set:
-    found: set = set()
-    for e in exprs:
-        post_order_visit(e, lambda n: found.add(n) if isinstance(n, Var) else None)
-    return found
 
 
 class _UseScopes(StmtVisitor):
@@ -110,9 +104,9 @@ class _UseScopes(StmtVisitor):
     def _position(self, op: BlockRealize, enclosing: tuple | None) -> tuple:
         """(read position, write position) of the uses `op`'s block makes directly."""
         full = tuple(self.path)  # ends with `op`
-        carried = _vars_in(
-            v for iv, v in zip(op.block.iter_vars, op.iter_values) if iv.iter_type != IterType.DATA_PAR
-        )
+        carried = set(used_vars(
+            *(v for iv, v in zip(op.block.iter_vars, op.iter_values) if iv.iter_type != IterType.DATA_PAR)
+        ))
         limit = len(full) if enclosing is None else len(enclosing[1])
         cut = limit
         for index, node in enumerate(full[:limit]):

@@ -52,10 +52,11 @@ from dataclasses import dataclass
 
 from ...ir.dtype import DataType
 from ...ir.module import IRModule
-from ..analysis.block_access import affine_difference, relax
+from ..analysis.block_access import affine_difference, relaxed_bounds
+from ..analysis.var_use import uses_var
 from ..expr import IntImm, Range, Var
 from ..function import PrimFunc
-from ..functor import post_order_visit, substitute
+from ..functor import substitute
 from ..schedule.blocks import access
 from ..schedule.state import find_block_path, loops_above, walk
 from ..stmt import AttrStmt, BlockRealize, For, ForKind, IterType
@@ -74,12 +75,6 @@ class Promotion:
     block: str
     loop: Var
     tile_bytes: int
-
-
-def used_vars(expr) -> set:
-    found: set = set()
-    post_order_visit(expr, lambda e: found.add(e) if isinstance(e, Var) else None)
-    return found
 
 
 def _const_extent(loop: For) -> int | None:
@@ -108,7 +103,7 @@ def region_extents(realize: BlockRealize, region, inner: list) -> list[int] | No
     dom = {lp.loop_var: Range(lp.min, lp.extent) for lp in inner}
     extents = []
     for rng, dim in zip(region.region, region.buffer.shape):
-        lo_hi = relax(substitute(rng.min, vmap), dom)
+        lo_hi = relaxed_bounds(substitute(rng.min, vmap), dom)
         width = rng.extent.value if isinstance(rng.extent, IntImm) else None
         if lo_hi is None or width is None:
             return None
@@ -154,7 +149,7 @@ def reduction_nest(func: PrimFunc, realize: BlockRealize) -> ReductionNest | Non
         driven = {
             iv.iter_type
             for iv, value in zip(block.iter_vars, realize.iter_values)
-            if loop.loop_var in used_vars(value)
+            if uses_var(value, loop.loop_var)
         }
         if len(driven) > 1 or not driven <= {IterType.DATA_PAR, IterType.COMM_REDUCE}:
             return None  # a loop driving both kinds (or a scan/opaque iter): not a plain nest

@@ -1,8 +1,9 @@
 """`Simplify`: simplify every expression, drop trivial loops, constant branches and no-ops.
 
 Expressions go through the arithmetic analyzer of `graphc.tir.arith` (loop variables
-bound to their ranges) when it is available, else through constant folding. Loops of
-extent 1 are replaced by their body with the loop variable set to the loop's min;
+bound to their ranges, `if` conditions known in their branches). A constant-folding
+clean-up runs before and after it: loops of extent 1 are replaced by their body with the
+loop variable set to the loop's min, so the analyzer sees the substituted body, and
 `if True` / `if False` keep only the branch taken.
 
 >>> from graphc import tir
@@ -16,15 +17,16 @@ extent 1 are replaced by their body with the loop variable set to the loop's min
 
 from __future__ import annotations
 
-from ...ir.dtype import DataType
+from ..arith import simplify_stmt
 from ..expr import (
     And,
     BinaryOp,
     CmpOp,
+    FloatImm,
     IntImm,
     Not,
     Or,
-    Range,
+    Var,
     _compare,  # the folding comparison builder
     logical_and,
     logical_not,
@@ -36,51 +38,30 @@ from ..stmt import Evaluate, For, ForKind, IfThenElse, LetStmt, SeqStmt, is_no_o
 from .function_pass import prim_func_pass
 
 
-def _arith():
-    """The analyzer module when it has landed (it is developed in parallel), else None."""
-    try:
-        from .. import arith
-    except ImportError:
-        return None
-    return arith if hasattr(arith, "Analyzer") else None
-
-
 def _const_int(expr):
     return expr.value if isinstance(expr, IntImm) else None
 
 
 class _Cleanup(StmtExprMutator):
-    """Fold expressions (through `analyzer` when given) and remove trivial control flow."""
+    """Fold constant expressions and remove trivial control flow."""
 
-    def __init__(self, analyzer=None):
-        self.analyzer = analyzer
-
-    # -- expressions: fold bottom-up, then hand the result to the analyzer ---------------
-    def visit_expr(self, expr):
-        folded = super().visit_expr(expr)
-        if self.analyzer is not None:
-            return self.analyzer.simplify(folded)
-        return folded
-
-    def _fold(self, expr):
-        return StmtExprMutator.visit_expr(self, expr)
-
+    # -- expressions: fold bottom-up -----------------------------------------------------
     def visit_BinaryOp(self, op: BinaryOp):
-        a, b = self._fold(op.a), self._fold(op.b)
+        a, b = self.visit_expr(op.a), self.visit_expr(op.b)
         return op if a is op.a and b is op.b and not _both_const(a, b) else _rebuild_binary(op, a, b)
 
     def visit_CmpOp(self, op: CmpOp):
-        a, b = self._fold(op.a), self._fold(op.b)
+        a, b = self.visit_expr(op.a), self.visit_expr(op.b)
         return op if a is op.a and b is op.b and not _both_const(a, b) else _compare(type(op), a, b)
 
     def visit_And(self, op: And):
-        return logical_and(self._fold(op.a), self._fold(op.b))
+        return logical_and(self.visit_expr(op.a), self.visit_expr(op.b))
 
     def visit_Or(self, op: Or):
-        return logical_or(self._fold(op.a), self._fold(op.b))
+        return logical_or(self.visit_expr(op.a), self.visit_expr(op.b))
 
     def visit_Not(self, op: Not):
-        return logical_not(self._fold(op.a))
+        return logical_not(self.visit_expr(op.a))
 
     # -- statements -------------------------------------------------------------------
     def visit_For(self, op: For):
@@ -90,8 +71,6 @@ class _Cleanup(StmtExprMutator):
             return Evaluate(0)
         if n == 1 and op.kind != ForKind.THREAD_BINDING:
             return self.visit_stmt(substitute(op.body, {op.loop_var: low}))
-        if self.analyzer is not None:
-            self.analyzer.bind(op.loop_var, Range(low, extent), allow_override=True)
         body = self.visit_stmt(op.body)
         if is_no_op(body):
             return Evaluate(0)
@@ -103,25 +82,17 @@ class _Cleanup(StmtExprMutator):
             if cond.value:
                 return self.visit_stmt(op.then_case)
             return self.visit_stmt(op.else_case) if op.else_case is not None else Evaluate(0)
-        then_case = self._under(cond, op.then_case)
-        else_case = self._under(logical_not(cond), op.else_case) if op.else_case is not None else None
+        then_case = self.visit_stmt(op.then_case)
+        else_case = self.visit_stmt(op.else_case) if op.else_case is not None else None
         if else_case is not None and is_no_op(else_case):
             else_case = None
         if is_no_op(then_case) and else_case is None:
             return Evaluate(0)
         return op.replace(condition=cond, then_case=then_case, else_case=else_case)
 
-    def _under(self, cond, stmt):
-        """Visit `stmt` knowing `cond` holds (when the analyzer can take facts)."""
-        scope = getattr(self.analyzer, "constraint_scope", None)
-        if scope is None or DataType(cond.dtype).lanes != 1:
-            return self.visit_stmt(stmt)
-        with scope(cond):
-            return self.visit_stmt(stmt)
-
     def visit_LetStmt(self, op: LetStmt):
         value = self.visit_expr(op.value)
-        if isinstance(value, IntImm) or type(value).__name__ in ("Var", "SizeVar", "FloatImm"):
+        if isinstance(value, IntImm | FloatImm | Var):
             return self.visit_stmt(substitute(op.body, {op.var: value}))
         return op.replace(value=value, body=self.visit_stmt(op.body))
 
@@ -133,20 +104,15 @@ def _both_const(a, b) -> bool:
     return isinstance(a, IntImm) and isinstance(b, IntImm)
 
 
-def simplify_stmt_cleanup(stmt, analyzer=None):
+def simplify_stmt_cleanup(stmt):
     """Fold `stmt`'s expressions and remove extent-1 loops, constant ifs and no-ops."""
-    return _Cleanup(analyzer).visit_stmt(stmt)
+    return _Cleanup().visit_stmt(stmt)
 
 
 def simplify_primfunc(func: PrimFunc) -> PrimFunc:
     """`func` simplified (see the module docstring)."""
-    arith = _arith()
-    body = func.body
-    if arith is not None and hasattr(arith, "simplify_stmt"):
-        # extent-1 loops go first so the analyzer sees their substituted bodies
-        body = simplify_stmt_cleanup(arith.simplify_stmt(simplify_stmt_cleanup(body)))
-    else:
-        body = simplify_stmt_cleanup(body, arith.Analyzer() if arith is not None else None)
+    # extent-1 loops go first so the analyzer sees their substituted bodies
+    body = simplify_stmt_cleanup(simplify_stmt(simplify_stmt_cleanup(func.body)))
     return func.with_body(body)
 
 

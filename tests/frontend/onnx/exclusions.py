@@ -32,6 +32,8 @@ EXCLUDED: dict[str, str] = {
     "test_bernoulli_seed_expanded": RANDOM,
     "test_equal_string": STRINGS,
     "test_equal_string_broadcast": STRINGS,
+    "test_gradient_of_add": TRAINING,
+    "test_gradient_of_add_and_mul": TRAINING,
     "test_image_decoder_decode_bmp_rgb": IMAGE_CODECS,
     "test_image_decoder_decode_jpeg2k_rgb": IMAGE_CODECS,
     "test_image_decoder_decode_jpeg_bgr": IMAGE_CODECS,

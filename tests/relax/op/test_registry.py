@@ -58,3 +58,15 @@ def test_generic_arity_and_attr_checks():
     register_op("test.noinfer", 1)
     with pytest.raises(TypeInferenceError, match="no struct info inference"):
         infer_struct_info(R.Call(R.Op.get("test.noinfer"), [x]))
+
+
+def test_float_only_in_the_registry_matches_the_inference():
+    i = R.Var("i", R.TensorStructInfo((2,), "int32"))
+    float_only = {name for name in list_ops() if R.Op.get(name).info.float_only}
+    assert {"relax.exp", "relax.sigmoid", "relax.erf", "relax.nn.silu", "relax.nn.softmax"} <= float_only
+    for name in sorted(float_only):
+        with pytest.raises(TypeInferenceError, match="float dtype"):
+            R.BlockBuilder().normalize(R.Call(R.Op.get(name), [i]))
+    for name in ["relax.abs", "relax.negative", "relax.floor", "relax.square", "relax.nn.relu"]:
+        assert name not in float_only
+        assert R.BlockBuilder().normalize(R.Call(R.Op.get(name), [i])).struct_info.dtype == "int32"

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-import graphc.driver
+import graphc
 from graphc import relax
 from graphc.ir import IRModule
 from graphc.ir.structural import assert_structural_equal
@@ -103,17 +103,24 @@ def test_nothing_to_fold_returns_the_same_functions():
     assert after["main"] is mod["main"] and after["addone"] is mod["addone"]
 
 
-def test_one_kernel_per_structurally_equal_prim_func(monkeypatch):
-    built = []
-    real_build = graphc.driver.build
+def test_one_kernel_per_structurally_equal_prim_func():
+    from graphc.ir.instrument import PassInstrument
+    from graphc.ir.transform import add_global_instrument, remove_global_instrument
 
-    def counting_build(*args, **kwargs):
-        built.append(args[0])
-        return real_build(*args, **kwargs)
+    class CountLowerings(PassInstrument):
+        def __init__(self):
+            self.count = 0
 
-    monkeypatch.setattr(graphc.driver, "build", counting_build)
-    fold(gen_mod(AddOne, "before_chain", {"c0": C0}))
-    assert len(built) == 1  # addone, built once for the two calls
+        def run_before_pass(self, mod, info):
+            self.count += info.name == "tir.lower"
+
+    counter = CountLowerings()
+    add_global_instrument(counter)
+    try:
+        fold(gen_mod(AddOne, "before_chain", {"c0": C0}))
+    finally:
+        remove_global_instrument(counter)
+    assert counter.count == 1  # addone, built once for the two calls
 
 
 @I.ir_module

@@ -146,6 +146,7 @@ BUILTINS = {
     "check_shape_info": lambda s, n, err: isinstance(s, tuple) and n in (-1, len(s)) or _fail(err, "shape"),
     "check_prim_value_info": lambda v, dtype, err: None,
     "check_func_info": lambda f, err: None,
+    "check_dim_range": lambda x, axis, lo, hi, err: lo <= x.shape[axis] <= hi or _fail(err, "out of range"),
     "match_shape": _match_shape,
     "match_prim_value": lambda v, heap, code, value, err: _match_shape((v,), heap, 1, code, value, err),
     "make_shape": _make_shape,

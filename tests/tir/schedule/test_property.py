@@ -4,6 +4,7 @@ Each step draws a primitive and its arguments at random; illegal ones must raise
 and leave the schedule exactly as it was, legal ones must preserve the program's results.
 """
 
+import pytest
 import sched_programs as P
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -142,3 +143,28 @@ def test_random_valid_schedules_preserve_results(name, data):
     from graphc.ir import structural_equal
 
     assert structural_equal(replay.mod["main"], sch.mod["main"])
+
+
+@pytest.mark.parametrize("primitive", ["blockize", "decompose_reduction"])
+@pytest.mark.parametrize("start, legal", [(1, False), (7, False), (12, True)])
+def test_init_of_a_partitioned_fused_reduction(primitive, start, legal):
+    """Found by the long run: fuse a row sum's (i, k), partition the fused loop at 1 and
+    blockize the second part. Its separate init reset row 0, which the first part had begun.
+    Only a partition at a row boundary keeps every row's first update in one part."""
+    f = PROGRAMS["reduction"]()
+    sch = tir.Schedule(f)
+    fused = sch.fuse(*sch.get_loops(sch.get_block("B")))
+    sch.loop_partition(fused, [start, None], False)
+    block = sch.get_child_blocks(sch.get_block("root"))[1]
+    (loop,) = sch.get_loops(block)
+    before = P.snapshot(sch)
+    apply = (lambda: sch.blockize(loop)) if primitive == "blockize" else (
+        lambda: sch.decompose_reduction(block, loop))
+    if not legal:
+        with pytest.raises(ScheduleError, match="some spatial point does not reach the reduce iters' minima"):
+            apply()
+        P.assert_unchanged(sch, before)
+        return
+    apply()
+    verify_well_formed(sch.mod["main"])
+    P.assert_same_result(f, sch.mod["main"])

@@ -1,10 +1,10 @@
 """ATen operator converters, one module per family; importing them fills `CONVERTERS`."""
 
 from . import (  # noqa: F401  (registration)
+    advanced_indexing,
     create,
     elementwise,
-    index,
-    indexing,
+    gather_sort_scan,
     linalg,
     math,
     nn,

@@ -3,6 +3,8 @@ type promotion, activations, `where`, `masked_fill`, `clamp`."""
 
 from __future__ import annotations
 
+import operator
+
 from .... import relax
 from ....errors import FrontendError
 from .common import cast, dtype_of, is_float, operand, result_dtype
@@ -10,49 +12,52 @@ from .registry import converter
 
 op = relax.op
 
-_UNARY = {
-    "abs": op.abs,
-    "neg": op.negative,
-    "exp": op.exp,
-    "log": op.log,
-    "sqrt": op.sqrt,
-    "rsqrt": op.rsqrt,
-    "sin": op.sin,
-    "cos": op.cos,
-    "tan": op.tan,
-    "tanh": op.tanh,
-    "sigmoid": op.sigmoid,
-    "erf": op.erf,
-    "floor": op.floor,
-    "ceil": op.ceil,
-    "round": op.round,
-    "sign": op.sign,
-    "square": op.square,
-    "isnan": op.isnan,
-    "isinf": op.isinf,
-    "isfinite": op.isfinite,
-    "bitwise_not": op.bitwise_not,
-    "relu": op.nn.relu,
-    "silu": op.nn.silu,
-    "selu": op.nn.selu,
-    "hardswish": op.nn.hardswish,
-    "hardsigmoid": op.nn.hardsigmoid,
+_UNARY = {  # ATen name: Relax operator (its builder is relax.op.<name>)
+    "abs": "abs",
+    "neg": "negative",
+    "exp": "exp",
+    "log": "log",
+    "sqrt": "sqrt",
+    "rsqrt": "rsqrt",
+    "sin": "sin",
+    "cos": "cos",
+    "tan": "tan",
+    "tanh": "tanh",
+    "sigmoid": "sigmoid",
+    "erf": "erf",
+    "floor": "floor",
+    "ceil": "ceil",
+    "round": "round",
+    "sign": "sign",
+    "square": "square",
+    "isnan": "isnan",
+    "isinf": "isinf",
+    "isfinite": "isfinite",
+    "bitwise_not": "bitwise_not",
+    "relu": "nn.relu",
+    "silu": "nn.silu",
+    "selu": "nn.selu",
+    "hardswish": "nn.hardswish",
+    "hardsigmoid": "nn.hardsigmoid",
 }
-_FLOAT_RESULT = {"exp", "log", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "sigmoid", "erf"}
 
 
-def _unary(name, fn):
+def _unary(name: str):
+    build = operator.attrgetter(name)(op)
+    # PyTorch computes a float-only operator on integers in the default float type
+    float_only = op.Op.get(f"relax.{name}").info.float_only
+
     def convert(importer, args):
         x = args["self"]
-        if name in _FLOAT_RESULT:
-            x = cast(x, args.out_dtype)  # integer inputs compute in the default float type
-        return fn(x)
+        if float_only:
+            x = cast(x, args.out_dtype)
+        return build(x)
 
     return convert
 
 
-for _name, _fn in _UNARY.items():
-    converter(f"aten.{_name}.default", f"aten.{_name}_.default")(_unary(_name, _fn))
+for _aten, _name in _UNARY.items():
+    converter(f"aten.{_aten}.default", f"aten.{_aten}_.default")(_unary(_name))
 
 
 _ARITH = {

@@ -1,5 +1,5 @@
-"""Matrix products and their scaled-and-added forms (linear, addmm, baddbmm, addmv, addr, ...)
-and pairwise distances (cdist, pdist)."""
+"""Matrix products and their scaled-and-added forms (linear, addmm, baddbmm, addmv, addr, ...),
+einsum and outer products, and pairwise distances (cdist, pdist)."""
 
 from __future__ import annotations
 
@@ -69,6 +69,17 @@ def _add_products(importer, args):
     if beta != 1:
         bias = importer.emit(op.multiply(bias, relax.const(beta, dtype)))
     return op.add(product, bias)
+
+
+@converter("aten.einsum.default")
+def _einsum(importer, args):
+    args.ignore("path")
+    return op.einsum(relax.Tuple(list(args["tensors"])), args["equation"])
+
+
+@converter("aten.outer.default")
+def _outer(importer, args):
+    return op.outer(args["self"], args["vec2"])
 
 
 @converter("aten._cdist_forward.default")

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from ....tir.expr import IntImm
-from ... import expr as E
+from ... import expr as relax_expr
 from ...block_builder import BlockBuilder
 from ...struct_info import TensorStructInfo
 
@@ -35,7 +35,7 @@ def emit(expr, name: str) -> Tensor:
 class Tensor:
     """A tensor value of the function being exported (wraps a Relax expression)."""
 
-    def __init__(self, expr: E.Expr):
+    def __init__(self, expr: relax_expr.Expr):
         self._expr = expr
 
     @property
@@ -183,8 +183,8 @@ class Module:
                 for name, s in inputs.items():
                     if not isinstance(s, TensorSpec):
                         raise TypeError(f"input {name!r} of {method!r}: expected nn.spec.Tensor, got {s!r}")
-                    in_vars.append(E.Var(name, s.struct_info(symbols)))
-                param_vars = [E.Var(name, p.struct_info) for name, p in named]
+                    in_vars.append(relax_expr.Var(name, s.struct_info(symbols)))
+                param_vars = [relax_expr.Var(name, p.struct_info) for name, p in named]
                 with bb.function(method, in_vars + param_vars, attrs={"num_input": len(in_vars)}):
                     with bb.dataflow():
                         for (_, p), v in zip(named, param_vars):
@@ -205,5 +205,5 @@ def _unwrap(value):
     if isinstance(value, Tensor):
         return value._expr
     if isinstance(value, list | tuple):
-        return E.Tuple([_unwrap(v) for v in value])
+        return relax_expr.Tuple([_unwrap(v) for v in value])
     raise TypeError(f"forward must return nn.Tensors (or a tuple of them), got {type(value).__name__}")

@@ -6,16 +6,16 @@ numbers become constants of the other operand's dtype.
 
 from __future__ import annotations
 
-from ... import expr as E
+from ... import expr as relax_expr
 from ... import op as _op
 from .core import Tensor, emit
 
 
-def _expr(value, like: Tensor | None = None) -> E.Expr:
+def _expr(value, like: Tensor | None = None) -> relax_expr.Expr:
     if isinstance(value, Tensor):
         return value._expr
     if isinstance(value, bool | int | float):
-        return E.const(value, like.dtype if like is not None else None)
+        return relax_expr.const(value, like.dtype if like is not None else None)
     raise TypeError(f"nn.op expects nn.Tensor or a Python number, got {type(value).__name__}")
 
 
@@ -66,7 +66,7 @@ def permute_dims(x: Tensor, axes=None, name: str = "permute_dims") -> Tensor:
 
 
 def reshape(x: Tensor, shape, name: str = "reshape") -> Tensor:
-    return emit(_op.reshape(_expr(x), E.ShapeExpr(list(shape))), name)
+    return emit(_op.reshape(_expr(x), relax_expr.ShapeExpr(list(shape))), name)
 
 
 def astype(x: Tensor, dtype: str, name: str = "astype") -> Tensor:

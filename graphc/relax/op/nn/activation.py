@@ -20,7 +20,7 @@ from ...expr import Call
 from ...struct_info import TupleStructInfo
 from ..infer import normalize_axis, op_label, tensor_arg
 from ..registry import Op, OpPatternKind, register_op
-from ..te_legalize import attrs_as_kwargs, call_topi
+from ..te_legalize import call_topi, register_topi_op
 
 
 def _infer(require_float: bool):
@@ -52,15 +52,8 @@ _ACTIVATIONS = {  # name: (attrs with descriptions, needs float)
 
 for _name, (_attrs, _float) in _ACTIVATIONS.items():
     _pattern = OpPatternKind.kOpaque if "softmax" in _name else OpPatternKind.kElemWise
-    register_op(
-        f"relax.nn.{_name}",
-        1,
-        _infer(_float),
-        legalize=call_topi(getattr(topi.nn, _name), _name, attrs_as_kwargs(*_attrs)),
-        pattern=_pattern,
-        attrs=_attrs,
-        description=f"The {_name} activation.",
-    )
+    register_topi_op(f"relax.nn.{_name}", 1, _infer(_float), getattr(topi.nn, _name), pattern=_pattern,
+                     attrs=_attrs, description=f"The {_name} activation.", float_only=_float)
 
 
 def _call(name: str, data, **attrs) -> Call:

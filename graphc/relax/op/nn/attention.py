@@ -85,10 +85,7 @@ def _divides(call, analyzer, heads, kv_heads, name: str, sinfo) -> None:
     if is_const(heads) and is_const(kv_heads):
         bad = kv_heads.value == 0 or heads.value % kv_heads.value != 0
     else:
-        try:
-            bad = analyzer.can_prove(_e.floormod(heads, kv_heads) != 0)
-        except Exception:  # noqa: BLE001 - an analyzer that cannot decide proves nothing
-            bad = False
+        bad = analyzer.can_prove(_e.floormod(heads, kv_heads) != 0)
     if bad:
         raise TypeInferenceError(
             f"{op_label(call)} expects {name}'s number of heads to divide query's {prim_text(heads)}, "

@@ -24,7 +24,6 @@ import operator
 
 from .... import topi
 from ....errors import TypeInferenceError
-from ....tir.arith import Analyzer
 from ....tir.expr import IntImm, floormod
 from ....topi.nn.conv import SPATIAL, conv_output_size, conv_transpose_output_size, from_layout, to_layout
 from ...expr import Call
@@ -98,13 +97,6 @@ def check_ndim(call, sinfo: TensorStructInfo, name: str, layout: str) -> None:
         raise TypeInferenceError(
             f"{op_label(call)} expects {name} to be a {len(layout)}-d tensor (layout {layout}), got {sinfo}"
         )
-
-
-def can_prove(analyzer: Analyzer, cond) -> bool:
-    try:
-        return analyzer.can_prove(cond)
-    except Exception:  # noqa: BLE001 - an analyzer that cannot decide proves nothing
-        return False
 
 
 def check_output_size(call, dims, what: str) -> None:
@@ -192,7 +184,7 @@ def _check_conv_channels(call, analyzer, data, weight, channels, out_ch, in_per_
             f"{label} expects data's channels ({prim_text(channels)}) to equal weight's input channels "
             f"({prim_text(in_per_group)}) times groups ({groups}): data is {data}, weight is {weight}"
         )
-    if can_prove(analyzer, floormod(out_ch, groups) != 0):
+    if analyzer.can_prove(floormod(out_ch, groups) != 0):
         raise TypeInferenceError(
             f"{label} expects weight's output channels ({prim_text(out_ch)}) to be divisible by groups "
             f"({groups}): weight is {weight}"
@@ -206,7 +198,7 @@ def _check_transpose_channels(call, analyzer, data, weight, channels, in_ch, gro
             f"{label} expects data's channels ({prim_text(channels)}) to equal weight's input channels "
             f"({prim_text(in_ch)}): data is {data}, weight is {weight}"
         )
-    if can_prove(analyzer, floormod(in_ch, groups) != 0):
+    if analyzer.can_prove(floormod(in_ch, groups) != 0):
         raise TypeInferenceError(
             f"{label} expects weight's input channels ({prim_text(in_ch)}) to be divisible by groups "
             f"({groups}): weight is {weight}"

@@ -35,7 +35,7 @@ from ...expr import Call
 from ...struct_info import TensorStructInfo, TupleStructInfo, prim_text
 from ..infer import analyzer_of, is_const, normalize_axis, op_label, provably_different, tensor_arg
 from ..registry import Op, OpPatternKind, register_op
-from ..te_legalize import attrs_as_kwargs, call_topi
+from ..te_legalize import register_topi_op
 
 
 def _check_param(call, bb, x: TensorStructInfo, index: int, name: str, axes: list[int]) -> TensorStructInfo:
@@ -135,37 +135,16 @@ def _infer_channel_norm(call, bb):
 
 
 _EPS = {"epsilon": "added to the variance"}
-register_op(
-    "relax.nn.layer_norm",
-    3,
-    _infer_layer_norm,
-    legalize=call_topi(
-        topi.nn.layer_norm, "layer_norm", attrs_as_kwargs("axes", "epsilon", rename={"axes": "axis"})
-    ),
-    pattern=OpPatternKind.kOpaque,
-    attrs={"axes": "the normalized axes", **_EPS},
-    description="Layer normalization over axes, then gamma * x + beta.",
-)
-register_op(
-    "relax.nn.rms_norm",
-    2,
-    _infer_rms_norm,
-    legalize=call_topi(
-        topi.nn.rms_norm, "rms_norm", attrs_as_kwargs("axes", "epsilon", rename={"axes": "axis"})
-    ),
-    pattern=OpPatternKind.kOpaque,
-    attrs={"axes": "the normalized axes", **_EPS},
-    description="Root-mean-square normalization over axes, times weight.",
-)
-register_op(
-    "relax.nn.batch_norm",
-    5,
-    _infer_batch_norm,
-    legalize=call_topi(topi.nn.batch_norm, "batch_norm", attrs_as_kwargs("axis", "epsilon")),
-    pattern=OpPatternKind.kOutEWiseFusable,
-    attrs={"axis": "the channel axis", **_EPS},
-    description="Batch normalization with the moving statistics (inference).",
-)
+for _name, _inputs, _infer, _what in (
+    ("layer_norm", 3, _infer_layer_norm, "Layer normalization over axes, then gamma * x + beta."),
+    ("rms_norm", 2, _infer_rms_norm, "Root-mean-square normalization over axes, times weight."),
+):
+    register_topi_op(f"relax.nn.{_name}", _inputs, _infer, getattr(topi.nn, _name),
+                     pattern=OpPatternKind.kOpaque, attrs={"axes": "the normalized axes", **_EPS},
+                     rename={"axes": "axis"}, description=_what)
+register_topi_op("relax.nn.batch_norm", 5, _infer_batch_norm, topi.nn.batch_norm,
+                 pattern=OpPatternKind.kOutEWiseFusable, attrs={"axis": "the channel axis", **_EPS},
+                 description="Batch normalization with the moving statistics (inference).")
 
 
 _AFFINE = {"center": "add beta (False: skip it)", "scale": "multiply by gamma (False: skip it)"}

@@ -35,14 +35,21 @@ from ..te_legalize import call_topi
 from .convolution import check_layout, check_ndim, check_output_size, spatial_ints, spatial_padding
 
 
+def _data_and_layouts(call, can: str):
+    """A pooling call's data and its (checked) input and output layouts."""
+    label, attrs = op_label(call), call.attrs
+    data = tensor_arg(call, 0, "data")
+    layout = check_layout(label, "layout", attrs["layout"], can)
+    out_layout = check_layout(label, "out_layout", attrs["out_layout"], can)
+    return data, layout, out_layout
+
+
 def _infer_pool(nd: int):
     can = "NC" + SPATIAL[nd]
 
     def infer(call, bb):
         label, attrs = op_label(call), call.attrs
-        data = tensor_arg(call, 0, "data")
-        layout = check_layout(label, "layout", attrs["layout"], can)
-        out_layout = check_layout(label, "out_layout", attrs["out_layout"], can)
+        data, layout, out_layout = _data_and_layouts(call, can)
         ksize = spatial_ints(label, "pool_size", attrs["pool_size"], nd, 1)
         strides = spatial_ints(label, "strides", attrs["strides"], nd, 1)
         dilation = spatial_ints(label, "dilation", attrs["dilation"], nd, 1)
@@ -88,9 +95,7 @@ def _infer_adaptive(nd: int):
 
     def infer(call, bb):
         label, attrs = op_label(call), call.attrs
-        data = tensor_arg(call, 0, "data")
-        layout = check_layout(label, "layout", attrs["layout"], can)
-        out_layout = check_layout(label, "out_layout", attrs["out_layout"], can)
+        data, layout, out_layout = _data_and_layouts(call, can)
         sizes = _output_sizes(label, attrs["output_size"], nd) or (None,) * nd
         check_ndim(call, data, "data", layout)
         if data.shape_values is None:

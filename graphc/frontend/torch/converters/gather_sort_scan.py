@@ -1,4 +1,6 @@
-"""Gather/scatter, sorting and searching, scans (cumsum, cummax, logcumsumexp), one_hot, einsum."""
+"""Gather and scatter (and one_hot), sorting and searching (sort, topk, searchsorted), and
+scans (cumsum, cumprod, cummax, logcumsumexp): the ops that address elements by an index
+tensor or a position along one axis. Indexing with `x[idx, ...]` is in `advanced_indexing.py`."""
 
 from __future__ import annotations
 
@@ -119,17 +121,6 @@ def _one_hot(importer, args):
     depth = int(args.out.shape[-1])
     args.ignore("num_classes")
     return op.one_hot(args["self"], relax.PrimValue(1), relax.PrimValue(0), depth, -1)
-
-
-@converter("aten.einsum.default")
-def _einsum(importer, args):
-    args.ignore("path")
-    return op.einsum(relax.Tuple(list(args["tensors"])), args["equation"])
-
-
-@converter("aten.outer.default")
-def _outer(importer, args):
-    return op.outer(args["self"], args["vec2"])
 
 
 def _prefix_pairs(importer, x, dim, fill):

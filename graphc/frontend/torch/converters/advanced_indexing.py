@@ -1,6 +1,7 @@
 """Advanced indexing and indexed updates: `index.Tensor` with several index tensors,
 `index_put`, `slice_scatter`/`select_scatter`, `masked_scatter`, `diagonal`, `as_strided`,
-`unfold` (sliding windows), `repeat_interleave` with a tensor of repeats.
+`unfold` (sliding windows), `repeat_interleave` with a tensor of repeats. (Gather and scatter
+along one axis, with an index tensor of the data's rank, are in `gather_sort_scan.py`.)
 
 Advanced indexing follows NumPy: the index tensors broadcast to one shape S; the indexed axes
 are moved to the front so that `gather_nd` / `scatter_nd` can address them with one (S..., k)

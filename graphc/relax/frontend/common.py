@@ -1,4 +1,6 @@
-"""Helpers shared by the frontends: `detach_params`.
+"""Helpers shared by every importer into Relax: `detach_params` (TVM's `relax.frontend.detach_params`).
+
+It lives in `relax` because it only reads Relax functions; `graphc.frontend` re-exports it.
 
 >>> import numpy as np
 >>> from graphc import relax
@@ -14,7 +16,9 @@
 
 from __future__ import annotations
 
-from ..ir.module import IRModule
+from ... import runtime
+from ...ir.module import IRModule
+from ..expr import Constant, Function
 
 
 def detach_params(mod: IRModule) -> tuple[IRModule, dict[str, list]]:
@@ -24,21 +28,18 @@ def detach_params(mod: IRModule) -> tuple[IRModule, dict[str, list]]:
     values in its "params" attribute, in the order of the parameters after the first
     `num_input` ones, as Constants (TVM's `relax.frontend.detach_params`).
     """
-    from .. import runtime
-    from ..relax.expr import Constant, Function
-
     detached: dict[str, list] = {}
     out = IRModule(attrs=mod.attrs)
     for gv, func in mod.items():
         if isinstance(func, Function) and "params" in func.attrs:
-            detached[gv.name_hint] = [_tensor(p, runtime, Constant) for p in func.attrs["params"]]
+            detached[gv.name_hint] = [_tensor(p) for p in func.attrs["params"]]
             attrs = {k: v for k, v in func.attrs.items() if k != "params"}
             func = func.replace(attrs=attrs)
         out[gv] = func
     return out, detached
 
 
-def _tensor(value, runtime, constant_type):
-    if isinstance(value, constant_type):
+def _tensor(value):
+    if isinstance(value, Constant):
         return value.data
     return value if isinstance(value, runtime.Tensor) else runtime.tensor(value)

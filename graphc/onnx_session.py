@@ -1,4 +1,6 @@
-"""`InferenceSession`: ONNX Runtime's session interface over graphc (import, compile, VM).
+"""`InferenceSession`: ONNX Runtime's session interface over graphc (import, compile, VM),
+reached as `graphc.frontend.onnx.InferenceSession` (it runs models, so it lives with the
+runners above the layers, not in graphc/frontend).
 
     sess = InferenceSession("model.onnx")
     [y] = sess.run(None, {"x": x})
@@ -33,10 +35,10 @@ from pathlib import Path
 import numpy as np
 from onnx import TensorProto
 
-from ...errors import FrontendError
-from .backend import to_numpy
-from .dtypes import NARROW, as_storage, from_storage
-from .model import load_model
+from .errors import FrontendError
+from .frontend.onnx.dtypes import NARROW, as_storage, from_storage
+from .frontend.onnx.model import load_model
+from .onnx_backend import to_numpy
 
 
 @dataclass(frozen=True)
@@ -100,7 +102,7 @@ class InferenceSession:
         self.executable = self._cached_executable()
         self.cache_hit = self.executable is not None
         if self.executable is None:
-            from . import from_onnx
+            from .frontend.onnx import from_onnx
 
             module = from_onnx(self.model, shape_dict=shape_dict, dtype_dict=dtype_dict)
             self.executable = graphc.compile(module, target)

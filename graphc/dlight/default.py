@@ -1,0 +1,34 @@
+"""The default schedule rules of each target kind, in the order they are tried (one list per kind).
+
+`graphc.compile`, the examples and the benchmarks all schedule through `default_schedule`, so
+a new rule reaches every user by being added here.
+
+>>> [rule.name for rule in default_rules("llvm")]
+['Reduction', 'Fallback']
+>>> default_schedule("llvm").info.name
+'ApplyDefaultSchedule'
+"""
+
+from __future__ import annotations
+
+from ..target import Target
+from . import cpu
+from .base import ApplyDefaultSchedule, ScheduleRule
+
+
+def default_rules(target: str | dict | Target | None = None) -> list[ScheduleRule]:
+    """Fresh instances of the default rules for `target` (default: the current target, else llvm)."""
+    target = Target.resolve(target)
+    if target.is_cpu:
+        return [cpu.Reduction(), cpu.Fallback()]
+    # dlight.gpu defines no rules, so GPU kernels stay as their author scheduled them
+    return []
+
+
+def default_schedule(target: str | dict | Target | None = None) -> ApplyDefaultSchedule:
+    """`ApplyDefaultSchedule` with the default rules of `target`."""
+    target = Target.resolve(target)
+    return ApplyDefaultSchedule(*default_rules(target), target=target)
+
+
+__all__ = ["default_rules", "default_schedule"]
