@@ -60,6 +60,8 @@ class Known:
     __slots__ = ("array", "dtype", "expr")
 
     def __init__(self, array: np.ndarray, dtype: str | None = None, expr=None):
+        if not isinstance(array, np.ndarray):  # numpy gives 0-d results as scalars: a PrimExpr, a number
+            array = np.array(array, dtype=object) if isinstance(array, tir.PrimExpr) else np.asarray(array)
         self.array = array
         self.dtype = dtype or _dtype_of_array(array)
         self.expr = expr
