@@ -5,11 +5,11 @@ import io
 import warnings
 
 import numpy as np
+import onnx
 import pytest
 import torch
 from onnx_testing import run_ort
 
-import onnx
 from graphc.frontend.onnx import InferenceSession
 
 tf = pytest.importorskip("transformers")
@@ -31,8 +31,8 @@ def _export(model, inputs, names, dynamic_axes=None):
     buffer = io.BytesIO()
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        torch.onnx.export(_ByName(model, names).eval(), inputs, buffer, input_names=names, opset_version=17, dynamo=False,
-                          dynamic_axes=dynamic_axes)
+        torch.onnx.export(_ByName(model, names).eval(), inputs, buffer, input_names=names, opset_version=17,
+                          dynamo=False, dynamic_axes=dynamic_axes)
     return onnx.load_from_string(buffer.getvalue())
 
 
@@ -62,7 +62,8 @@ def test_gpt2():
                            bos_token_id=0, eos_token_id=0)
     ids, mask = torch.randint(0, 64, (1, 8)), torch.ones(1, 8, dtype=torch.int64)
     positions = torch.arange(8).reshape(1, 8)  # given, so the exporter meets no packed-sequence check
-    _check(tf.GPT2LMHeadModel(config), (ids, mask, positions), ["input_ids", "attention_mask", "position_ids"])
+    names = ["input_ids", "attention_mask", "position_ids"]
+    _check(tf.GPT2LMHeadModel(config), (ids, mask, positions), names)
 
 
 def test_vit():
