@@ -106,7 +106,8 @@ STAGES = ("imported", "legalized", "fused", "scheduled", "lowered", "bytecode")
 
 
 def compile(model, target="llvm", *, example_inputs=None, dynamic_shapes=None, pipeline=None,  # noqa: A001
-            params=None, lift_transform_params=False, tuning_records=None, progress=None):
+            params=None, lift_transform_params=False, tuning_records=None, progress=None,
+            shape_dict=None, dtype_dict=None):
     """Compile a model into a VM `Executable`: `graphc.compile(model, target="llvm")`.
 
     `model` is recognised by its type:
@@ -119,6 +120,9 @@ def compile(model, target="llvm", *, example_inputs=None, dynamic_shapes=None, p
     - an ONNX model: an `onnx.ModelProto` or its serialized bytes;
     - a path: a `.onnx` file, a `.pt2` file (`torch.export.save`) or "module.py:factory"
       (see `graphc.driver.load`).
+
+    `shape_dict`/`dtype_dict` (`{input: shape}` / `{input: dtype}`) set the input shapes and
+    dtypes an ONNX model or a model file leaves open (`graphc.frontend.onnx.from_onnx`'s).
 
     Then, in the current PassContext (its `opt_level`, `disabled_pass` and config are
     honoured): `pipeline` (default: the "zero" pipeline, run when the module still calls
@@ -147,11 +151,13 @@ def compile(model, target="llvm", *, example_inputs=None, dynamic_shapes=None, p
     """
     return compile_to(model, "bytecode", target, example_inputs=example_inputs, dynamic_shapes=dynamic_shapes,
                       pipeline=pipeline, params=params, lift_transform_params=lift_transform_params,
-                      tuning_records=tuning_records, progress=progress)
+                      tuning_records=tuning_records, progress=progress, shape_dict=shape_dict,
+                      dtype_dict=dtype_dict)
 
 
 def compile_to(model, stage: str, target="llvm", *, example_inputs=None, dynamic_shapes=None, pipeline=None,
-               params=None, lift_transform_params=False, tuning_records=None, progress=None):
+               params=None, lift_transform_params=False, tuning_records=None, progress=None,
+               shape_dict=None, dtype_dict=None):
     """`compile`, stopped after `stage`: the IRModule as it is then, or the Executable ("bytecode").
 
     The stages (`STAGES`): "imported" (the Relax module of the model), "legalized" (every
@@ -181,7 +187,8 @@ def compile_to(model, stage: str, target="llvm", *, example_inputs=None, dynamic
     with CompileProgress(enabled=progress is None) as bar:
         stages = iter_stages(model, target, example_inputs=example_inputs, dynamic_shapes=dynamic_shapes,
                              pipeline=pipeline, params=params, lift_transform_params=lift_transform_params,
-                             tuning_records=tuning_records, progress=progress or bar)
+                             tuning_records=tuning_records, progress=progress or bar, shape_dict=shape_dict,
+                             dtype_dict=dtype_dict)
         for name, result in stages:
             if name == "imported" and stage == "bytecode" and tuning_records is None:
                 # the compile cache: the same module for the same target compiled before
@@ -203,7 +210,8 @@ def compile_to(model, stage: str, target="llvm", *, example_inputs=None, dynamic
 
 
 def iter_stages(model, target="llvm", *, example_inputs=None, dynamic_shapes=None, pipeline=None,
-                params=None, lift_transform_params=False, tuning_records=None, progress=None):
+                params=None, lift_transform_params=False, tuning_records=None, progress=None,
+                shape_dict=None, dtype_dict=None):
     """`compile` one stage at a time: yields `(stage, result)` for each of `STAGES` in order, the
     IRModule after that stage (the Executable for "bytecode"). Stop iterating to stop compiling;
     `graphc.report` reads every stage. With a custom `pipeline`, "legalized" is the module before it.
@@ -236,7 +244,7 @@ def iter_stages(model, target="llvm", *, example_inputs=None, dynamic_shapes=Non
 
     report = progress or _no_progress
     report("importing the model", 0, 0)
-    mod = _model_to_module(model, example_inputs, dynamic_shapes)
+    mod = _model_to_module(model, example_inputs, dynamic_shapes, shape_dict, dtype_dict)
     target = Target.resolve(target)
     if params:
         from .relax.transform import BindParams
@@ -303,9 +311,16 @@ def _lower_kernels(mod: IRModule, report) -> IRModule:
     return out
 
 
-def _model_to_module(model, example_inputs=None, dynamic_shapes=None) -> IRModule:
+def _model_to_module(model, example_inputs=None, dynamic_shapes=None, shape_dict=None,
+                     dtype_dict=None) -> IRModule:
     """The Relax module of a model `compile` accepts, recognised by its type (never by the name
     of its class's module, so every `nn.Module` subclass is a torch model)."""
+    onnx = sys.modules.get("onnx")
+    is_onnx = isinstance(model, bytes | bytearray) or (onnx is not None
+                                                       and isinstance(model, onnx.ModelProto))
+    if (shape_dict or dtype_dict) and not (is_onnx or isinstance(model, str | os.PathLike)):
+        raise TypeError("shape_dict and dtype_dict apply to ONNX models and model files; a "
+                        f"{type(model).__name__} has its shapes (torch modules: example_inputs)")
     if isinstance(model, IRModule):
         _no_export_options("an IRModule already has its shapes", example_inputs, dynamic_shapes)
         return model
@@ -314,7 +329,7 @@ def _model_to_module(model, example_inputs=None, dynamic_shapes=None) -> IRModul
 
         _no_export_options("a model file says its own inputs; use load(path, shape_dict=...)",
                            example_inputs, dynamic_shapes)
-        return load(model)
+        return load(model, shape_dict, dtype_dict)
     torch = sys.modules.get("torch")  # a torch model exists only once torch is imported
     if torch is not None:
         if isinstance(model, torch.export.ExportedProgram):
@@ -324,13 +339,12 @@ def _model_to_module(model, example_inputs=None, dynamic_shapes=None) -> IRModul
             return from_exported_program(model)
         if isinstance(model, torch.nn.Module):
             return _import_torch_module(torch, model, example_inputs, dynamic_shapes)
-    onnx = sys.modules.get("onnx")
-    if isinstance(model, bytes | bytearray) or (onnx is not None and isinstance(model, onnx.ModelProto)):
+    if is_onnx:
         # ONNX: a ModelProto or its bytes (a path ending in .onnx goes through `load`)
         _no_export_options("an ONNX model says its own inputs", example_inputs, dynamic_shapes)
         from .loader import import_onnx
 
-        return import_onnx(model)
+        return import_onnx(model, shape_dict, dtype_dict)
     raise TypeError(f"graphc.compile expects a Relax IRModule, a torch ExportedProgram or a torch.nn.Module "
                     f"(with example_inputs), an ONNX ModelProto, or the path of a model file (.onnx, .pt2, "
                     f"module.py:factory); got {type(model).__name__}")

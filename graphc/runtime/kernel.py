@@ -54,7 +54,11 @@ _ERROR_TYPES = {"IndexError": KernelIndexError, "ValueError": KernelValueError}
 _DIM_OPS = {
     "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
     "//": lambda a, b: a // b, "%": lambda a, b: a % b, "/": lambda a, b: int(a / b),
-    "min": min, "max": max,
+    "min": min, "max": max, "==": lambda a, b: int(a == b), "!=": lambda a, b: int(a != b),
+    "<": lambda a, b: int(a < b), "<=": lambda a, b: int(a <= b), ">": lambda a, b: int(a > b),
+    ">=": lambda a, b: int(a >= b), "and": lambda a, b: int(bool(a) and bool(b)),
+    "or": lambda a, b: int(bool(a) or bool(b)), "not": lambda a: int(not a),
+    "select": lambda c, t, f: t if c else f,
 }  # fmt: skip
 _INT_RANGES = {"int8": 7, "int16": 15, "int32": 31, "int64": 63}
 _UINT_BITS = {"uint8": 8, "uint16": 16, "uint32": 32, "uint64": 64}
@@ -62,7 +66,7 @@ _NP_DTYPES: dict = {}
 
 
 def eval_dim(tree, env: dict) -> int:
-    """Evaluate a dimension tree (int, variable name or [op, lhs, rhs]) under `env`.
+    """Evaluate a dimension tree (int, variable name or [op, operands...]) under `env`.
 
     >>> eval_dim(["*", "n", 2], {"n": 5})
     10
@@ -71,11 +75,13 @@ def eval_dim(tree, env: dict) -> int:
         return tree
     if isinstance(tree, str):
         return env[tree]
-    return _DIM_OPS[tree[0]](eval_dim(tree[1], env), eval_dim(tree[2], env))
+    return _DIM_OPS[tree[0]](*(eval_dim(t, env) for t in tree[1:]))
 
 
 def _dim_text(tree) -> str:
     if isinstance(tree, list):
+        if len(tree) != 3:
+            return f"{tree[0]}({', '.join(_dim_text(t) for t in tree[1:])})"
         return f"({_dim_text(tree[1])} {tree[0]} {_dim_text(tree[2])})"
     return str(tree)
 
@@ -111,6 +117,8 @@ def _view_torch(t):
 
 def _non_contig(shape, strides):
     """None when `strides` (in elements) are C-contiguous for `shape`, else the strides."""
+    if 0 in shape:  # no elements: any strides read nothing
+        return None
     step = 1
     for dim, stride in zip(reversed(shape), reversed(strides)):
         if dim != 1 and stride != step:

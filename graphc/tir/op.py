@@ -412,13 +412,22 @@ def infinity(dtype: str) -> PrimExpr:
     return const(dt.max_value(), dtype)
 
 
+def _finfo(np_dtype):
+    import numpy as np
+
+    try:
+        return np.finfo(np_dtype)
+    except ValueError:  # bfloat16 and the other ml_dtypes floats
+        import ml_dtypes
+
+        return ml_dtypes.finfo(np_dtype)
+
+
 def max_value(dtype: str) -> PrimExpr:
     """The largest finite value of `dtype`."""
     dt = DataType(dtype)
     if dt.is_float:
-        import numpy as np
-
-        return const(float(np.finfo(dt.numpy_dtype()).max), dtype)
+        return const(float(_finfo(dt.numpy_dtype()).max), dtype)
     return const(dt.max_value(), dtype)
 
 
@@ -426,9 +435,7 @@ def min_value(dtype: str) -> PrimExpr:
     """The smallest finite value of `dtype`."""
     dt = DataType(dtype)
     if dt.is_float:
-        import numpy as np
-
-        return const(float(np.finfo(dt.numpy_dtype()).min), dtype)
+        return const(float(_finfo(dt.numpy_dtype()).min), dtype)
     return const(dt.min_value(), dtype)
 
 

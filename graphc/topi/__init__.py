@@ -42,7 +42,7 @@ from .broadcast import (
     subtract,
     where,
 )
-from .create import arange, trilu
+from .create import arange, shape_to_tensor, trilu
 from .einsum import *  # noqa: F403
 from .elemwise import (
     abs,
@@ -91,8 +91,9 @@ from .elemwise import (
     tanh,
     trunc,
 )
+from .float_formats import FLOAT_FORMATS, decode_float, encode_float
 from .linalg import matmul
-from .reduce import argmax, argmin, max, mean, min, prod, std, sum, variance
+from .reduce import argmax, argmin, dynamic_reduce, max, mean, min, prod, std, sum, variance
 from .scan import *  # noqa: F403
 from .scatter_gather import *  # noqa: F403
 from .sort import *  # noqa: F403
@@ -100,6 +101,7 @@ from .transform import (
     INDEX_MODES,
     checked_index,
     concatenate,
+    dynamic_slice_bounds,
     expand_dims,
     flatten,
     flip,
@@ -107,6 +109,7 @@ from .transform import (
     repeat,
     reshape,
     slice_extent,
+    slice_window,
     split,
     squeeze,
     stack,

@@ -39,3 +39,18 @@ def trilu(x: te.Tensor, k, upper: bool) -> te.Tensor:
         return _e.select(keep, x(*i), _e.const(0, x.dtype))
 
     return te.compute(x.shape, f, name="T_trilu")
+
+
+def shape_to_tensor(values) -> te.Tensor:
+    """The 1-d int64 tensor of the (symbolic) sizes `values`: `[n, 4, m * 2]` at run time."""
+    values = [_e.cast(v, "int64") for v in values]
+    if len(values) == 1:
+        return te.compute((_e.const(1, "int64"),), lambda i: values[0], name="T_shape_to_tensor")
+
+    def f(i):
+        out = _e.const(0, "int64")
+        for k in reversed(range(len(values))):
+            out = _e.select(i == _e.const(k, i.dtype), values[k], out)
+        return out
+
+    return te.compute((_e.const(len(values), "int64"),), f, name="T_shape_to_tensor")

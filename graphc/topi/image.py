@@ -29,6 +29,7 @@ COORDINATE_MODES = (
     "pytorch_half_pixel",
     "tf_half_pixel_for_nn",
     "tf_crop_and_resize",
+    "half_pixel_symmetric",
 )
 ROUNDING_METHODS = ("round", "round_prefer_floor", "round_prefer_ceil", "floor", "ceil", "")
 GRID_METHODS = ("bilinear", "nearest", "bicubic")
@@ -101,21 +102,42 @@ def _weighted(values, weights):
 # resize2d
 
 
-def _source_coord(x, in_size, out_size, mode: str, start: float, end: float, fdt: str):
-    """Input coordinate of output index `x` along one axis (ONNX Resize's coordinate modes)."""
+def _source_coord(x, in_size, out_size, mode: str, start: float, end: float, fdt: str, scale=None):
+    """Input coordinate of output index `x` along one axis (ONNX Resize's coordinate modes).
+
+    `scale` (output over input size, when the model gave one) replaces the size ratio, as
+    ONNX says: `floor(4 * 0.6) = 2` outputs still sample `1 / 0.6` input pixels apart."""
     xf, inf, outf = _f(x, fdt), _f(in_size, fdt), _f(out_size, fdt)
     half = _e.const(0.5, fdt)
     one = _e.const(1.0, fdt)
+    # one rounding only, so that exact .5 coordinates stay exact for nearest-neighbour rounding:
+    # (x + 1/2) * in / out as ((2x + 1) * in) / (2 * out) with the products exact in floats;
+    # with a scale given, divided by the scale (ONNX's formula)
+    two = _e.const(2.0, fdt)
+    if scale is None:
+        def step(v, doubled):  # v * in / out, v = doubled / 2
+            return (doubled * inf) / (two * outf)
+    else:
+        factor = _e.const(float(scale), fdt)
+
+        def step(v, doubled):
+            return v / factor
     if mode == "half_pixel":
-        return (xf + half) * (inf / outf) - half
+        return step(xf + half, two * xf + one) - half
+    if mode == "half_pixel_symmetric":  # the sampled span centred on the input's centre
+        if scale is None:
+            return step(xf + half, two * xf + one) - half
+        adjustment = outf / (inf * factor)
+        offset = inf / two * (one - adjustment)
+        return offset + step(xf + half, two * xf + one) - half
     if mode == "asymmetric":
-        return xf * (inf / outf)
+        return step(xf, two * xf)
     if mode == "tf_half_pixel_for_nn":
-        return (xf + half) * (inf / outf)
+        return step(xf + half, two * xf + one)
     if mode == "align_corners":  # a single output pixel samples the first input pixel
         return xf * (inf - one) / _op.max(outf - one, one)
     if mode == "pytorch_half_pixel":
-        return _e.select(out_size > 1, (xf + half) * (inf / outf) - half, _e.const(0.0, fdt))
+        return _e.select(out_size > 1, step(xf + half, two * xf + one) - half, _e.const(0.0, fdt))
     span = inf - one  # tf_crop_and_resize: roi gives the crop as fractions of the image
     s, e = _e.const(start, fdt), _e.const(end, fdt)
     return _e.select(
@@ -153,13 +175,15 @@ def resize2d(
     bicubic_exclude: int = 0,
     extrapolation_value: float = 0.0,
     out_dtype: str | None = None,
+    scale=None,
 ) -> te.Tensor:
     """`data` resampled to spatial size `size = (height, width)` (ONNX Resize semantics).
 
     `roi = (start_h, start_w, end_h, end_w)` is read only by "tf_crop_and_resize". An empty
     `rounding_method` means "round" for "align_corners" and "floor" otherwise (TVM's rule).
     `bicubic_alpha` is the cubic kernel's parameter (PyTorch uses -0.75); `bicubic_exclude`
-    drops the taps outside the image and renormalizes the weights.
+    drops the taps outside the image and renormalizes the weights. `scale = (scale_h, scale_w)`,
+    the factors a model gave instead of sizes, set the sampling step (ONNX's rule).
     """
     axes = layout_axes(layout)
     _check("resize method", method, RESIZE_METHODS)
@@ -179,9 +203,11 @@ def resize2d(
     out_dtype = out_dtype or data.dtype
     fdt = _float_dtype(data.dtype)
 
+    scale_h, scale_w = scale if scale else (None, None)
+
     def compute(*index):
-        in_y = _source_coord(index[ha], in_h, out_h, mode, roi[0], roi[2], fdt)
-        in_x = _source_coord(index[wa], in_w, out_w, mode, roi[1], roi[3], fdt)
+        in_y = _source_coord(index[ha], in_h, out_h, mode, roi[0], roi[2], fdt, scale_h)
+        in_x = _source_coord(index[wa], in_w, out_w, mode, roi[1], roi[3], fdt, scale_w)
 
         def pixel(y, x):
             i = list(index)

@@ -137,3 +137,24 @@ def argmax(x: te.Tensor, axis=None, keepdims: bool = False) -> te.Tensor:
 def argmin(x: te.Tensor, axis=None, keepdims: bool = False) -> te.Tensor:
     """The (first) index of the smallest element along `axis` (None: of the flattened `x`), int64."""
     return _arg(_argmin, x, axis, keepdims, "argmin")
+
+
+def dynamic_reduce(x: te.Tensor, mask, kind: str = "sum") -> te.Tensor:
+    """`kind` (sum, prod, max, min) of `x` over the axes `k` with `mask[k] == 1`, the mask
+    known only at run time (symbolic 0/1 PrimExprs), keeping every axis (reduced ones with
+    size 1). No branches: axis k has extent `1 + m * (d - 1)` in the reduction and
+    `d - m * (d - 1)` in the result, and is read at the sum of both indices."""
+    reducer = {"sum": te.sum, "prod": te.prod, "max": te.max, "min": te.min}[kind]
+    i64 = "int64"
+    ndim = len(x.shape)
+    mask = [_e.cast(m, i64) if isinstance(m, _e.PrimExpr) else _e.const(int(m), i64) for m in mask]
+    dims = [_e.cast(d, i64) for d in x.shape]
+    one = _e.const(1, i64)
+    raxes = [te.reduce_axis((_e.const(0, i64), one + mask[k] * (dims[k] - one)), name=f"k{k}")
+             for k in range(ndim)]
+    out_shape = tuple(dims[k] - mask[k] * (dims[k] - one) for k in range(ndim))
+
+    def f(*index):
+        return reducer(x(*(raxes[k].var + _e.cast(index[k], i64) for k in range(ndim))), axis=raxes)
+
+    return te.compute(out_shape, f, name=f"T_dynamic_{kind}")

@@ -22,6 +22,8 @@ __all__ = [
     "INDEX_MODES",
     "checked_index",
     "concatenate",
+    "dynamic_slice_bounds",
+    "slice_window",
     "expand_dims",
     "flatten",
     "flip",
@@ -351,3 +353,44 @@ def take(x: te.Tensor, indices: te.Tensor, axis=None, mode: str = "raise") -> te
         return x(*(tuple(ax[:axis]) + (idx,) + tuple(ax[axis + nind :])))
 
     return te.compute(shape, f, name="T_take")
+
+
+def dynamic_slice_bounds(dim, begin, end, stride):
+    """`(start, length)` of `range(dim)[begin:end:stride]` for symbolic `begin`, `end` and
+    `stride` (numpy clamping; the sign of `stride` may be known only at run time)."""
+    i64 = "int64"
+    dim, begin, end, stride = (_e.cast(v, i64) if isinstance(v, _e.PrimExpr) else _e.const(int(v), i64)
+                               for v in (dim, begin, end, stride))
+    zero, one = _e.const(0, i64), _e.const(1, i64)
+
+    def wrap(i):
+        return _e.select(i < zero, i + dim, i)
+
+    def clamp(i, lo, hi):
+        return _op.min(_op.max(i, lo), hi)
+
+    pos_start, pos_end = clamp(wrap(begin), zero, dim), clamp(wrap(end), zero, dim)
+    neg_start, neg_end = clamp(wrap(begin), -one, dim - one), clamp(wrap(end), -one, dim - one)
+    pos_len = _op.max(_e.floordiv(pos_end - pos_start + stride - one, stride), zero)
+    neg_len = _op.max(_e.floordiv(neg_start - neg_end - stride - one, zero - stride), zero)
+    positive = stride > zero
+    start = _simplify(_e.select(positive, pos_start, neg_start))
+    length = _simplify(_e.select(positive, pos_len, neg_len))
+    return start, length
+
+
+def slice_window(x: te.Tensor, begin, size, strides, axes) -> te.Tensor:
+    """`size[j]` elements of `x` from `begin[j]`, `strides[j]` apart, along each of `axes`
+    (symbolic PrimExprs allowed; the caller clamps them into range, see
+    `dynamic_slice_bounds`); other axes whole."""
+    ndim = len(x.shape)
+    i64 = "int64"
+    spec = {int(a) % ndim: tuple(_e.cast(v, i64) if isinstance(v, _e.PrimExpr) else _e.const(int(v), i64)
+                                 for v in (b, n, s))
+            for a, b, n, s in zip(axes, begin, size, strides)}
+    shape = tuple(spec[k][1] if k in spec else d for k, d in enumerate(x.shape))
+
+    def f(*ax):
+        return x(*(spec[k][0] + _e.cast(v, i64) * spec[k][2] if k in spec else v for k, v in enumerate(ax)))
+
+    return te.compute(shape, f, name="T_slice_window")

@@ -17,10 +17,10 @@ from .binary import __all__ as _binary_all
 from .concat_split import concat, split, stack
 from .create import *  # noqa: F403
 from .create import __all__ as _create_all
-from .datatype import astype
+from .datatype import astype, decode_float, encode_float
 from .gather_scatter import *  # noqa: F403
 from .gather_scatter import __all__ as _gs_all
-from .index import strided_slice, take
+from .index import slice_window, strided_slice, take
 from .layout_transform import layout_transform
 from .linear_algebra import einsum, matmul, outer
 from .manipulate import broadcast_to, expand_dims, flatten, permute_dims, reshape, squeeze
@@ -31,6 +31,7 @@ from .replicate import flip, repeat, tile
 from .scan import *  # noqa: F403
 from .scan import __all__ as _scan_all
 from .search import where
+from .shape_tensor import shape_to_tensor, tensor_to_shape
 from .sort import *  # noqa: F403
 from .sort import __all__ as _sort_all
 from .statistical import *  # noqa: F403
@@ -43,7 +44,8 @@ __all__ = [
     "Op", "OpInfo", "OpPatternKind", "call_tir", "call_tir_inplace", "infer_struct_info", "list_ops",
     "matmul", "nn", "einsum", "layout_transform",
     "outer",
-    "permute_dims", "register_op", "reshape", "set_legalize", "where", "astype", "broadcast_to", "concat",
+    "permute_dims", "register_op", "reshape", "set_legalize", "shape_to_tensor", "tensor_to_shape", "where",
+    "astype", "decode_float", "encode_float", "broadcast_to", "concat", "slice_window",
     "expand_dims", "flatten", "flip", "repeat", "split", "squeeze", "stack", "strided_slice", "take", "tile",
     *_binary_all, *_create_all, *_statistical_all, *_unary_all,
 ]

@@ -141,6 +141,7 @@ def _legalize_resize2d(bb, call):
         bicubic_exclude=a["cubic_exclude"],
         extrapolation_value=a["extrapolation_value"],
         out_dtype=None if out_dtype in (None, UNKNOWN_DTYPE) else out_dtype,
+        scale=a.get("scale"),
         primfunc_name_hint="resize2d",
     )
 
@@ -175,6 +176,7 @@ register_op(
         "cubic_exclude": "1: drop cubic taps outside the image and renormalize",
         "extrapolation_value": "the value outside the roi (tf_crop_and_resize)",
         "out_dtype": "the result dtype; void means data's dtype",
+        "scale": "(scale_h, scale_w) given instead of sizes: the sampling step (ONNX), or None",
     },
     description="Resize the H and W dimensions of an image to `size`.",
 )
@@ -217,6 +219,7 @@ def resize2d(
     cubic_exclude: int = 0,
     extrapolation_value: float = 0.0,
     out_dtype: str | None = None,
+    scale=None,
 ) -> Call:
     """`data` resized to `size = (height, width)` (one int or PrimExpr: a square; or a shape value).
 
@@ -240,6 +243,7 @@ def resize2d(
             "cubic_exclude": int(cubic_exclude),
             "extrapolation_value": float(extrapolation_value),
             "out_dtype": out_dtype or UNKNOWN_DTYPE,
+            **({"scale": tuple(float(s) for s in scale)} if scale is not None else {}),
         },
     )
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 from ... import topi
 from ...errors import TypeInferenceError
 from ...tir.expr import IntImm, PrimExpr, cast
-from ..expr import Call, PrimValue
+from ..expr import Call, PrimValue, ShapeExpr
 from ..struct_info import TensorStructInfo
 from .infer import analyzer_of, normalize_axis, op_label, tensor_arg
-from .registry import Op, OpPatternKind
+from .registry import Op, OpPatternKind, register_op
 from .te_legalize import register_topi_op
 
 
@@ -84,6 +84,53 @@ register_topi_op("relax.take", 2, _infer_take, topi.take, pattern=OpPatternKind.
                  description="Gather elements of x at indices along an axis.")
 
 
+def _infer_slice_window(call, bb):
+    data = tensor_arg(call, 0, "x")
+    axes = call.attrs["axes"]
+    bounds = []
+    for index, name in ((1, "begin"), (2, "size"), (3, "strides")):
+        arg = call.args[index]
+        if not isinstance(arg, ShapeExpr) or len(arg.values) != len(axes):
+            raise TypeInferenceError(f"{op_label(call)} expects {name} to be a shape of {len(axes)} "
+                                     f"value(s), "
+                                     f"got {arg.struct_info}")
+        bounds.append(arg.values)
+    if data.ndim == -1 or data.shape_values is None:
+        return TensorStructInfo(dtype=data.dtype, ndim=data.ndim)
+    dims = list(data.shape_values)
+    norm = [normalize_axis(call, a, data.ndim, "axes") for a in axes]
+    if len(set(norm)) != len(norm):
+        raise TypeInferenceError(f"{op_label(call)} expects distinct axes, got {list(axes)}")
+    for a, size in zip(norm, bounds[1]):
+        dims[a] = size
+    return TensorStructInfo(tuple(dims), data.dtype, vdevice=data.vdevice)
+
+
+def _legalize_slice_window(bb, call):
+    return bb.call_te(topi.slice_window, *call.args, axes=call.attrs["axes"],
+                      primfunc_name_hint="slice_window")
+
+
+register_op(
+    "relax.slice_window",
+    4,
+    _infer_slice_window,
+    legalize=_legalize_slice_window,
+    pattern=OpPatternKind.kInjective,
+    attrs={"axes": "sliced axes"},
+    description="size elements from begin, strides apart, on the given axes; the bounds are symbolic "
+                "sizes (R.Shape) the caller keeps in range (topi.dynamic_slice_bounds clamps numpy's way).",
+)
+
+
+def slice_window(x, axes, begin, size, strides) -> Call:
+    """`size` elements of `x` from `begin`, `strides` apart, along `axes` (lists of ints or
+    symbolic PrimExprs, in range: clamp them with `topi.dynamic_slice_bounds`)."""
+    return Call(Op.get("relax.slice_window"),
+                [x, ShapeExpr(list(begin)), ShapeExpr(list(size)), ShapeExpr(list(strides))],
+                {"axes": tuple(int(a) for a in axes)})
+
+
 def strided_slice(x, axes, begin, end, strides=None) -> Call:
     """`x[begin:end:strides]` along `axes`, with numpy's clamping.
 
@@ -137,4 +184,4 @@ def take(x, indices, axis: int | None = None, mode: str = "raise") -> Call:
     )
 
 
-__all__ = ["strided_slice", "take"]
+__all__ = ["slice_window", "strided_slice", "take"]

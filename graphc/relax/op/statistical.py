@@ -25,10 +25,10 @@ from __future__ import annotations
 from ... import topi
 from ...errors import TypeInferenceError
 from ...tir.expr import IntImm
-from ..expr import Call
+from ..expr import Call, ShapeExpr
 from ..struct_info import TensorStructInfo
-from .infer import normalize_axis, op_label, tensor_arg
-from .registry import Op, OpPatternKind
+from .infer import analyzer_of, normalize_axis, op_label, tensor_arg
+from .registry import Op, OpPatternKind, register_op
 from .te_legalize import register_topi_op
 
 _ATTRS = {"axis": "axes to reduce (None: all)", "keepdims": "keep reduced axes with size 1"}
@@ -110,4 +110,44 @@ def _make_arg(name: str):
 
 argmax, argmin = _make_arg("argmax"), _make_arg("argmin")
 
-__all__ = [*_REDUCE, "argmax", "argmin"]
+_DYNAMIC_KINDS = ("sum", "prod", "max", "min")
+
+
+def _infer_dynamic_reduce(call, bb):
+    x = tensor_arg(call, 0, "x")
+    mask = call.args[1]
+    if not isinstance(mask, ShapeExpr):
+        raise TypeInferenceError(f"{op_label(call)} expects mask to be a shape (R.shape([...])), "
+                                 f"got {mask!r}")
+    kind = call.attrs["kind"]
+    if kind not in _DYNAMIC_KINDS:
+        raise TypeInferenceError(f"{op_label(call)} expects kind in {_DYNAMIC_KINDS}, got {kind!r}")
+    if x.ndim != -1 and len(mask.values) != x.ndim:
+        raise TypeInferenceError(f"{op_label(call)} expects one mask value per axis of x {x}, got "
+                                 f"{len(mask.values)}")
+    if x.shape_values is None:
+        return TensorStructInfo(dtype=x.dtype, ndim=x.ndim)
+    analyzer = analyzer_of(bb)
+    dims = tuple(analyzer.simplify(d - m * (d - 1)) for d, m in zip(x.shape_values, mask.values))
+    return TensorStructInfo(dims, x.dtype, vdevice=x.vdevice)
+
+
+def _legalize_dynamic_reduce(bb, call):
+    return bb.call_te(topi.dynamic_reduce, call.args[0], call.args[1], kind=call.attrs["kind"],
+                      primfunc_name_hint=f"dynamic_{call.attrs['kind']}")
+
+
+register_op("relax.dynamic_reduce", 2, _infer_dynamic_reduce, legalize=_legalize_dynamic_reduce,
+            pattern=OpPatternKind.kCommReduce,
+            attrs={"kind": "sum, prod, max or min"},
+            description="Reduce x over the axes whose mask value (a run-time 0 or 1) is 1, keeping them "
+                        "with size 1.")
+
+
+def dynamic_reduce(x, mask, kind: str = "sum") -> Call:
+    """`kind` of `x` over the axes k with `mask[k] == 1` (0/1 ints or symbolic PrimExprs),
+    reduced axes kept with size 1."""
+    return Call(Op.get("relax.dynamic_reduce"), [x, ShapeExpr(list(mask))], {"kind": kind})
+
+
+__all__ = [*_REDUCE, "argmax", "argmin", "dynamic_reduce"]

@@ -503,9 +503,24 @@ class _OperatorFusor(ExprMutator):
         return bb.end_block()
 
     def _collect_boundary(self, bindings, group2func: dict) -> None:
-        """Mark the vars each group hands to another one as that group's outputs."""
+        """Mark the vars each group hands to another one as that group's outputs. A binding
+        using symbolic variables a `match_cast` defines depends on that match_cast's group too
+        (not a dataflow edge, but the group must not move before it)."""
+        from ..struct_info import defined_tir_vars, tir_vars_in_struct_info
+
+        definer: dict = {}
         for binding in bindings:
             current = self.group_of(binding.var)
+            if isinstance(binding, relax_expr.MatchCast):
+                for v in defined_tir_vars(binding.struct_info):
+                    definer.setdefault(v, current)
+            symbolic = tir_vars_in_struct_info(binding.var.struct_info) + free_symbolic_vars(binding.value)
+            for v in symbolic:
+                producer = definer.get(v)
+                if producer is not None and producer is not current:
+                    deps = self.group_deps.setdefault(current, [])
+                    if producer not in deps:
+                        deps.append(producer)
             for used in used_vars(binding.value):
                 producer = self.group_of(used)
                 if producer is None or producer is current:

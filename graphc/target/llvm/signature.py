@@ -23,22 +23,28 @@ from ...tir.functor import post_order_visit
 from ...tir.stmt import BufferStore
 
 _OPS = {tir_expr.Add: "+", tir_expr.Sub: "-", tir_expr.Mul: "*", tir_expr.FloorDiv: "//",
-        tir_expr.FloorMod: "%", tir_expr.Div: "/",
-        tir_expr.Min: "min", tir_expr.Max: "max"}
+        tir_expr.FloorMod: "%", tir_expr.Div: "/", tir_expr.Min: "min", tir_expr.Max: "max",
+        tir_expr.EQ: "==", tir_expr.NE: "!=", tir_expr.LT: "<", tir_expr.LE: "<=", tir_expr.GT: ">",
+        tir_expr.GE: ">=", tir_expr.And: "and", tir_expr.Or: "or"}
 
 
 def dim_tree(expr, where: str):
-    """A dimension as an int, a variable name, or `[op, lhs, rhs]`."""
+    """A dimension as an int, a variable name, or `[op, operands...]`."""
     if isinstance(expr, tir_expr.IntImm):
         return expr.value
     if isinstance(expr, tir_expr.Var):
         return expr.name
     if isinstance(expr, tir_expr.Cast):
         return dim_tree(expr.value, where)
+    if isinstance(expr, tir_expr.Select):  # sizes chosen by run-time values (ONNX axes given as tensors)
+        return ["select", *(dim_tree(v, where) for v in (expr.condition, expr.true_value, expr.false_value))]
+    if isinstance(expr, tir_expr.Not):
+        return ["not", dim_tree(expr.a, where)]
     op = _OPS.get(type(expr))
     if op is None:
         raise CodegenError(f"{where}: cannot express dimension {expr!r} ({type(expr).__name__}) "
-                           "in the calling convention; use +, -, *, //, %, min, max of variables")
+                           "in the calling convention; use +, -, *, //, %, min, max, comparisons "
+                           "and select of variables")
     return [op, dim_tree(expr.a, where), dim_tree(expr.b, where)]
 
 

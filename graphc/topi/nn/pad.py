@@ -15,7 +15,7 @@ from ... import te
 from ...tir import expr as _e
 from ...tir import op as _op
 
-__all__ = ["pad", "pixel_shuffle"]
+__all__ = ["dynamic_pad", "pad", "pixel_shuffle"]
 
 # "replicate" is PyTorch's name for "edge".
 PAD_MODES = ("constant", "reflect", "edge", "replicate", "circular")
@@ -70,6 +70,36 @@ def pad(data: te.Tensor, pad_before, pad_after=None, pad_value: float = 0.0,
         return _op.if_then_else(_op.all(*inside), data(*src), fill)
 
     return te.compute(shape, f, name="T_pad")
+
+
+def dynamic_pad(data: te.Tensor, pad_before, pad_after, pad_value: te.Tensor, pad_mode: str = "constant"):
+    """`pad` with widths that are symbolic sizes (negative widths crop) and the fill value a 0-d
+    tensor: what a model computes at run time (ONNX Pad's pads and constant_value inputs)."""
+    if pad_mode not in PAD_MODES:
+        raise ValueError(f"topi.nn.dynamic_pad: pad_mode must be one of {PAD_MODES}, got {pad_mode!r}")
+    i64 = "int64"
+    before = [_e.cast(b, i64) if isinstance(b, _e.PrimExpr) else _e.const(int(b), i64) for b in pad_before]
+    after = [_e.cast(a, i64) if isinstance(a, _e.PrimExpr) else _e.const(int(a), i64) for a in pad_after]
+    dims = [_e.cast(d, i64) for d in data.shape]
+    shape = tuple(d + b + a for d, b, a in zip(dims, before, after))
+    zero = _e.const(0, i64)
+
+    def f(*index):
+        src = [_e.cast(i, i64) - b for i, b in zip(index, before)]
+        if pad_mode != "constant":
+            last = [d - _e.const(1, i64) for d in dims]
+            if pad_mode == "reflect":
+                src = [lst - _op.abs(lst - _op.abs(s)) for s, lst in zip(src, last)]
+            elif pad_mode in ("edge", "replicate"):
+                src = [_op.min(_op.max(s, zero), lst) for s, lst in zip(src, last)]
+            else:
+                src = [_e.floormod(s, d) for s, d in zip(src, dims)]
+            return data(*src)
+        inside = _op.all(*[_e.logical_and(s >= zero, s < d) for s, d in zip(src, dims)])
+        clamped = [_op.min(_op.max(s, zero), d - _e.const(1, i64)) for s, d in zip(src, dims)]
+        return _op.if_then_else(inside, data(*clamped), pad_value())
+
+    return te.compute(shape, f, name="T_dynamic_pad")
 
 
 def pixel_shuffle(data: te.Tensor, upscale_factor: int) -> te.Tensor:

@@ -26,12 +26,12 @@ from .... import topi
 from ....errors import TypeInferenceError
 from ....tir import expr as _e
 from ....topi.nn.pad import PAD_MODES
-from ...expr import Call
+from ...expr import Call, ShapeExpr
 from ...struct_info import TensorStructInfo
 from ..infer import analyzer_of, is_const, op_label, tensor_arg
 from ..registry import Op, OpPatternKind, register_op
 
-__all__ = ["pad", "pixel_shuffle"]
+__all__ = ["dynamic_pad", "pad", "pixel_shuffle"]
 
 
 def _infer_pad(call, bb):
@@ -139,6 +139,53 @@ def pad(data, pad_width, pad_mode: str = "constant", pad_value: float = 0.0) -> 
     """`data` padded by `pad_width` (flat before/after per axis) with `pad_mode`."""
     return Call(Op.get("relax.nn.pad"), [data],
                 {"pad_width": _flat_widths(pad_width), "pad_mode": pad_mode, "pad_value": float(pad_value)})
+
+
+def _infer_dynamic_pad(call, bb):
+    data = tensor_arg(call, 0, "data")
+    mode = call.attrs["pad_mode"]
+    if mode not in PAD_MODES:
+        raise TypeInferenceError(f"{op_label(call)} expects pad_mode to be one of {list(PAD_MODES)}, "
+                                 f"got {mode!r}")
+    widths = []
+    for index, name in ((1, "pad_before"), (2, "pad_after")):
+        arg = call.args[index]
+        if not isinstance(arg, ShapeExpr) or (data.ndim >= 0 and len(arg.values) != data.ndim):
+            raise TypeInferenceError(f"{op_label(call)} expects {name} to be a shape of one value per "
+                                     f"axis of {data}, got {arg.struct_info}")
+        widths.append(arg.values)
+    value = tensor_arg(call, 3, "pad_value")
+    if value.ndim not in (0, -1):
+        raise TypeInferenceError(f"{op_label(call)} expects pad_value to be a 0-d tensor, got {value}")
+    if data.shape_values is None:
+        return data
+    analyzer = analyzer_of(bb)
+    dims = tuple(analyzer.simplify(d + b + a) for d, b, a in zip(data.shape_values, *widths))
+    return TensorStructInfo(dims, data.dtype)
+
+
+def _legalize_dynamic_pad(bb, call):
+    return bb.call_te(topi.nn.dynamic_pad, *call.args, pad_mode=call.attrs["pad_mode"],
+                      primfunc_name_hint="dynamic_pad")
+
+
+register_op(
+    "relax.nn.dynamic_pad",
+    4,
+    _infer_dynamic_pad,
+    legalize=_legalize_dynamic_pad,
+    pattern=OpPatternKind.kInjective,
+    attrs={"pad_mode": "constant, reflect, edge (replicate) or circular"},
+    description="Pad by widths that are symbolic sizes (R.Shape; negative widths crop) with a 0-d tensor "
+                "value.",
+)
+
+
+def dynamic_pad(data, pad_before, pad_after, pad_value, pad_mode: str = "constant") -> Call:
+    """`data` padded by `pad_before[k]` / `pad_after[k]` (ints or symbolic sizes, negative
+    crops) on axis k, filling the 0-d tensor `pad_value` ("constant") or by `pad_mode`."""
+    args = [data, ShapeExpr(list(pad_before)), ShapeExpr(list(pad_after)), pad_value]
+    return Call(Op.get("relax.nn.dynamic_pad"), args, {"pad_mode": str(pad_mode)})
 
 
 def pixel_shuffle(data, upscale_factor: int) -> Call:

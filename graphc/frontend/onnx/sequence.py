@@ -1,0 +1,133 @@
+"""Sequences and optionals: SequenceConstruct/Empty/At/Insert/Erase/Length, SplitToSequence,
+ConcatFromSequence, Optional, OptionalHasElement, OptionalGetElement.
+
+A sequence is a list of values whose length is known at import (a Relax tuple where it
+crosses the function boundary: a graph input with element shapes in `shape_dict`, or an
+output); positions must be known at import too. An optional is its value, or None when
+empty.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ... import relax, tir
+from .common import Emitting, int_list, ndim_of, norm_axis, shape_of
+from .registry import converter
+
+op = Emitting(relax.op)
+
+
+def _sequence(node, index: int) -> list:
+    value = node.value(index)
+    if isinstance(value, relax.Tuple):
+        return list(value.fields)
+    if isinstance(value, relax.Expr) and isinstance(value.struct_info, relax.TupleStructInfo):
+        return [
+            node.importer.emit(relax.TupleGetItem(value, i)) for i in range(len(value.struct_info.fields))
+        ]
+    if not isinstance(value, list):
+        raise node.error(f"input {index} is not a sequence")
+    return list(value)
+
+
+def _position(node, index: int, length: int, default: int, insert: bool = False) -> int:
+    if not node.has_input(index):
+        return default
+    value = node.const(index, "the position")
+    pos = int_list(value, node, "position")[0]
+    limit = length + (1 if insert else 0)
+    if not -length <= pos < limit:
+        raise node.error(f"position {pos} is out of range for a sequence of {length}")
+    return pos + length if pos < 0 else pos
+
+
+@converter("SequenceConstruct", since=11)
+def sequence_construct(node):
+    return [node.input(i) for i in range(len(node.inputs))]
+
+
+@converter("SequenceEmpty", since=11)
+def sequence_empty(node):
+    node.attr("dtype", None)
+    return []
+
+
+@converter("SequenceAt", since=11)
+def sequence_at(node):
+    seq = _sequence(node, 0)
+    return seq[_position(node, 1, len(seq), 0)]
+
+
+@converter("SequenceInsert", since=11)
+def sequence_insert(node):
+    seq = _sequence(node, 0)
+    pos = _position(node, 2, len(seq), len(seq), insert=True)
+    return seq[:pos] + [node.input(1)] + seq[pos:]
+
+
+@converter("SequenceErase", since=11)
+def sequence_erase(node):
+    seq = _sequence(node, 0)
+    pos = _position(node, 1, len(seq), len(seq) - 1)
+    return seq[:pos] + seq[pos + 1 :]
+
+
+@converter("SequenceLength", since=11)
+def sequence_length(node):
+    return np.asarray(len(_sequence(node, 0)), dtype="int64")
+
+
+@converter("SplitToSequence", since=11)
+def split_to_sequence(node):
+    x = node.input(0)
+    axis = norm_axis(node.attr("axis"), ndim_of(x), node)
+    keepdims = bool(node.attr("keepdims"))
+    dim = shape_of(x)[axis]
+    if not isinstance(dim, tir.IntImm):
+        raise node.error(f"splitting the symbolic size {dim} into a sequence is not supported")
+    n = int(dim.value)
+    if not node.has_input(1):
+        parts = [op.strided_slice(x, [axis], [i], [i + 1]) for i in range(n)]
+        return [op.squeeze(p, [axis]) if not keepdims else p for p in parts]
+    split = node.const(1, "split").reshape(-1).tolist()
+    if len(split) == 1 and node.const(1).ndim == 0:
+        size = int(split[0])
+        split = [size] * (n // size) + ([n % size] if n % size else [])
+    out, start = [], 0
+    for s in split:
+        out.append(op.strided_slice(x, [axis], [start], [start + int(s)]))
+        start += int(s)
+    return out
+
+
+@converter("ConcatFromSequence", since=11)
+def concat_from_sequence(node):
+    seq = _sequence(node, 0)
+    if not seq:
+        raise node.error("concatenating an empty sequence")
+    new_axis = bool(node.attr("new_axis", 0))
+    rank = ndim_of(seq[0]) + (1 if new_axis else 0)
+    axis = norm_axis(node.attr("axis"), rank, node)
+    if new_axis:
+        return op.stack(seq, axis=axis)
+    return op.concat(seq, axis=axis) if len(seq) > 1 else seq[0]
+
+
+@converter("Optional", since=15)
+def optional(node):
+    node.attr("type", None)
+    return node.value(0) if node.has_input(0) else None
+
+
+@converter("OptionalHasElement", since=15)
+def optional_has_element(node):
+    return np.asarray(node.has_input(0) and node.value(0) is not None)
+
+
+@converter("OptionalGetElement", since=15)
+def optional_get_element(node):
+    value = node.value(0)
+    if value is None:
+        raise node.error("the optional is empty")
+    return value

@@ -1,0 +1,180 @@
+"""Control flow, sequences and optionals: If (both forms of its condition), unrolled Loop and
+Scan, sequence operators and sequence inputs."""
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from onnx_testing import check_model, make_model, rand
+
+from graphc.errors import FrontendError
+from graphc.frontend.onnx import from_onnx
+from graphc.frontend.onnx.backend import GraphcBackend
+
+
+def _branch(name, op_type, value):
+    node = helper.make_node(op_type, ["x", "c_" + name], ["y_" + name])
+    return helper.make_graph(
+        [node],
+        name,
+        [],
+        [helper.make_tensor_value_info("y_" + name, TensorProto.FLOAT, [2])],
+        initializer=[numpy_helper.from_array(np.full(2, value, "float32"), "c_" + name)],
+    )
+
+
+@pytest.mark.parametrize("cond", [True, False])
+def test_if_with_a_run_time_condition(cond):
+    node = helper.make_node(
+        "If", ["c"], ["y"], then_branch=_branch("then", "Add", 10.0), else_branch=_branch("else", "Mul", 3.0)
+    )
+    model = make_model([node], [("c", np.bool_, []), ("x", None, [2])], [("y", TensorProto.FLOAT, [2])])
+    check_model(model, [np.array(cond), np.array([1.0, 2.0], "float32")])
+
+
+def test_if_with_a_constant_condition_inlines_its_branch():
+    node = helper.make_node(
+        "If", ["c"], ["y"], then_branch=_branch("then", "Add", 10.0), else_branch=_branch("else", "Mul", 3.0)
+    )
+    model = make_model(
+        [node],
+        [("x", None, [2])],
+        [("y", TensorProto.FLOAT, [2])],
+        initializers=[numpy_helper.from_array(np.array(False), "c")],
+    )
+    assert "R.If" not in from_onnx(model).script()
+    check_model(model, [np.array([1.0, 2.0], "float32")])
+
+
+def test_loop_with_a_constant_trip_count_is_unrolled():
+    body = helper.make_graph(
+        [
+            helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+            helper.make_node("Add", ["acc_in", "x"], ["acc_out"]),
+            helper.make_node("Cast", ["i"], ["i_f"], to=TensorProto.FLOAT),
+            helper.make_node("Mul", ["acc_out", "i_f"], ["scan_out"]),
+        ],
+        "body",
+        [
+            helper.make_tensor_value_info("i", TensorProto.INT64, []),
+            helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("acc_in", TensorProto.FLOAT, [2]),
+        ],
+        [
+            helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("acc_out", TensorProto.FLOAT, [2]),
+            helper.make_tensor_value_info("scan_out", TensorProto.FLOAT, [2]),
+        ],
+    )
+    node = helper.make_node("Loop", ["M", "cond", "acc0"], ["acc", "scans"], body=body)
+    inits = [
+        numpy_helper.from_array(np.array(4, "int64"), "M"),
+        numpy_helper.from_array(np.array(True), "cond"),
+        numpy_helper.from_array(np.zeros(2, "float32"), "acc0"),
+    ]
+    model = make_model(
+        [node],
+        [("x", None, [2])],
+        [("acc", TensorProto.FLOAT, [2]), ("scans", TensorProto.FLOAT, [4, 2])],
+        initializers=inits,
+    )
+    check_model(model, [np.array([1.0, -2.0], "float32")])
+
+
+def test_a_loop_with_a_run_time_trip_count_is_refused_by_name():
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["c"], ["c2"]), helper.make_node("Identity", ["v"], ["v2"])],
+        "body",
+        [
+            helper.make_tensor_value_info("i", TensorProto.INT64, []),
+            helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("v", TensorProto.FLOAT, [2]),
+        ],
+        [
+            helper.make_tensor_value_info("c2", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("v2", TensorProto.FLOAT, [2]),
+        ],
+    )
+    node = helper.make_node("Loop", ["M", "", "x"], ["y"], body=body, name="L")
+    model = make_model([node], [("M", np.int64, []), ("x", None, [2])], [("y", TensorProto.FLOAT, [2])])
+    with pytest.raises(FrontendError, match="Loop node 'L'.*trip count"):
+        from_onnx(model)
+
+
+def test_scan_accumulates_along_the_sequence():
+    body = helper.make_graph(
+        [
+            helper.make_node("Add", ["s_in", "x_t"], ["s_out"]),
+            helper.make_node("Identity", ["s_out"], ["y_t"]),
+        ],
+        "body",
+        [
+            helper.make_tensor_value_info("s_in", TensorProto.FLOAT, [3]),
+            helper.make_tensor_value_info("x_t", TensorProto.FLOAT, [3]),
+        ],
+        [
+            helper.make_tensor_value_info("s_out", TensorProto.FLOAT, [3]),
+            helper.make_tensor_value_info("y_t", TensorProto.FLOAT, [3]),
+        ],
+    )
+    node = helper.make_node(
+        "Scan", ["s0", "xs"], ["s", "ys"], body=body, num_scan_inputs=1, scan_input_directions=[1]
+    )
+    model = make_model(
+        [node],
+        [("s0", None, [3]), ("xs", None, [4, 3])],
+        [("s", TensorProto.FLOAT, [3]), ("ys", TensorProto.FLOAT, [4, 3])],
+    )
+    check_model(model, [rand(3), rand(4, 3, seed=1)], reference="ort")  # onnx.reference: forward scans only
+
+
+def test_sequences_from_inputs_and_operators():
+    nodes = [
+        helper.make_node("SequenceInsert", ["seq", "t"], ["s2"]),
+        helper.make_node("SequenceAt", ["s2", "i"], ["a"]),
+        helper.make_node("SequenceLength", ["s2"], ["n"]),
+        helper.make_node("ConcatFromSequence", ["s2"], ["c"], axis=0),
+    ]
+    seq_type = helper.make_tensor_sequence_value_info("seq", TensorProto.FLOAT, None)
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [seq_type, helper.make_tensor_value_info("t", TensorProto.FLOAT, [1, 3])],
+        [
+            helper.make_tensor_value_info("a", TensorProto.FLOAT, [1, 3]),
+            helper.make_tensor_value_info("n", TensorProto.INT64, []),
+            helper.make_tensor_value_info("c", TensorProto.FLOAT, [4, 3]),
+        ],
+        initializer=[numpy_helper.from_array(np.array(-1, "int64"), "i")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    seq = [rand(2, 3), rand(1, 3, seed=1)]
+    t = rand(1, 3, seed=2)
+    a, n, c = GraphcBackend.run_model(model, [seq, t])
+    np.testing.assert_array_equal(a, t)
+    assert n == 3
+    np.testing.assert_array_equal(c, np.concatenate(seq + [t]))
+
+
+def test_split_to_sequence_and_optionals():
+    nodes = [
+        helper.make_node("SplitToSequence", ["x"], ["s"], axis=1, keepdims=0),
+        helper.make_node("Optional", ["x"], ["o"]),
+        helper.make_node("OptionalHasElement", ["o"], ["has"]),
+        helper.make_node("OptionalGetElement", ["o"], ["got"]),
+        helper.make_node("SequenceAt", ["s", "one"], ["second"]),
+    ]
+    model = make_model(
+        nodes,
+        [("x", None, [2, 3])],
+        [
+            ("has", TensorProto.BOOL, []),
+            ("got", TensorProto.FLOAT, [2, 3]),
+            ("second", TensorProto.FLOAT, [2]),
+        ],
+        initializers=[numpy_helper.from_array(np.array(1, "int64"), "one")],
+    )
+    x = rand(2, 3)
+    has, got, second = GraphcBackend.run_model(model, [x])
+    assert bool(has)
+    np.testing.assert_array_equal(got, x)
+    np.testing.assert_array_equal(second, x[:, 1])
