@@ -292,13 +292,18 @@ def shape_of(tensor: Tensor) -> ShapeTuple:
     return ShapeTuple(tensor.shape)
 
 
-def tensor_to_shape(tensor: Tensor) -> ShapeTuple:
-    """The values of a 1-d integer tensor as a shape: sizes read from data, checked here."""
+def tensor_to_values(tensor: Tensor, what: str = "tensor_to_values") -> ShapeTuple:
+    """The values of a 1-d integer tensor as a shape tuple (indices, offsets: any sign)."""
     values = np.asarray(tensor)
     if values.ndim != 1 or values.dtype.kind not in "iu":
-        raise ValueError(f"tensor_to_shape expects a 1-d integer tensor, got shape {values.shape} and dtype "
+        raise ValueError(f"{what} expects a 1-d integer tensor, got shape {values.shape} and dtype "
                          f"{values.dtype}")
-    shape = ShapeTuple(int(v) for v in values)
+    return ShapeTuple(int(v) for v in values)
+
+
+def tensor_to_shape(tensor: Tensor) -> ShapeTuple:
+    """The values of a 1-d integer tensor as a shape: sizes read from data, checked here."""
+    shape = tensor_to_values(tensor, "tensor_to_shape")
     bad = [d for d in shape if d < 0]
     if bad:
         raise ValueError(f"tensor_to_shape: the size {bad[0]} read from a tensor is negative (shape {shape})")
@@ -386,7 +391,7 @@ for _name, _fn in {
     "match_prim_value": match_prim_value, "make_prim_value": make_prim_value,
     "alloc_storage": alloc_storage, "alloc_tensor": alloc_tensor, "alloc_shape_heap": alloc_shape_heap,
     "null_value": null_value, "reshape": reshape, "shape_of": shape_of, "tensor_to_shape": tensor_to_shape,
-    "shape_to_tensor": shape_to_tensor,
+    "tensor_to_values": tensor_to_values, "shape_to_tensor": shape_to_tensor,
     "make_tuple": make_tuple, "tuple_getitem": tuple_getitem, "copy": copy, "read_if_cond": read_if_cond,
     "to_device": to_device, "invoke_closure": invoke_closure, "call_tir_dyn": call_tir_dyn,
 }.items():

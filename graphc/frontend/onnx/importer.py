@@ -248,7 +248,7 @@ class GraphImporter:
             )
         if tensor.struct_info.dtype != "int64":
             tensor = self.bb.emit(relax.op.astype(tensor, "int64"))
-        shape = self.bb.emit(relax.op.tensor_to_shape(tensor))
+        shape = self.bb.emit(relax.op.tensor_to_values(tensor))  # offsets, pads, axes: any sign
         dims = [self.fresh_var(hint) for _ in range(length.value)]
         self.runtime_vars.update(dims)
         self.bb.match_cast(shape, relax.ShapeStructInfo(dims))

@@ -31,7 +31,6 @@ from .replicate import flip, repeat, tile
 from .scan import *  # noqa: F403
 from .scan import __all__ as _scan_all
 from .search import where
-from .shape_tensor import shape_to_tensor, tensor_to_shape
 from .sort import *  # noqa: F403
 from .sort import __all__ as _sort_all
 from .statistical import *  # noqa: F403
@@ -44,7 +43,7 @@ __all__ = [
     "Op", "OpInfo", "OpPatternKind", "call_tir", "call_tir_inplace", "infer_struct_info", "list_ops",
     "matmul", "nn", "einsum", "layout_transform",
     "outer",
-    "permute_dims", "register_op", "reshape", "set_legalize", "shape_to_tensor", "tensor_to_shape", "where",
+    "permute_dims", "register_op", "reshape", "set_legalize", "where",
     "astype", "decode_float", "encode_float", "broadcast_to", "concat", "slice_window",
     "expand_dims", "flatten", "flip", "repeat", "split", "squeeze", "stack", "strided_slice", "take", "tile",
     *_binary_all, *_create_all, *_statistical_all, *_unary_all,

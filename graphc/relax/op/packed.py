@@ -213,6 +213,9 @@ register_op("relax.shape_to_tensor", 1, _infer_shape_to_tensor,
             description="A shape as a 1-d int64 tensor (the VM's vm.builtin.shape_to_tensor).")
 register_op("relax.tensor_to_shape", 1, _infer_tensor_to_shape,
             description="The values of a 1-d integer tensor as a shape (vm.builtin.tensor_to_shape).")
+register_op("relax.tensor_to_values", 1, _infer_tensor_to_shape,
+            description="The values of a 1-d integer tensor as symbolic values (R.Shape) that may be "
+                        "negative: indices and offsets, not sizes (vm.builtin.tensor_to_values).")
 register_op("relax.null_value", 0, _infer_null, description="An empty object.")
 register_op("relax.builtin.stop_lift_params", 1, _infer_same, legalize=lambda bb, call: call.args[0],
             pattern=OpPatternKind.kOpaque, description="Identity that stops parameter lifting.")
@@ -255,10 +258,16 @@ def tensor_to_shape(expr) -> Call:
     return Call(Op.get("relax.tensor_to_shape"), [expr])
 
 
+def tensor_to_values(expr) -> Call:
+    """The values of the 1-d integer tensor `expr` as an R.Shape whose entries may be negative
+    (slice starts, pads, axes read at run time); `tensor_to_shape` checks them as sizes."""
+    return Call(Op.get("relax.tensor_to_values"), [expr])
+
+
 def null_value() -> Call:
     """`R.null_value()`: an empty object."""
     return Call(Op.get("relax.null_value"), [])
 
 
 __all__ = ["assert_op", "call_dps_packed", "call_inplace_packed", "call_pure_packed", "null_value",
-           "print", "shape_of", "shape_to_tensor", "tensor_to_shape"]
+           "print", "shape_of", "shape_to_tensor", "tensor_to_shape", "tensor_to_values"]

@@ -107,9 +107,17 @@ def _fold_tensor_to_shape(tensor):
     return None
 
 
+def _fold_tensor_to_values(tensor):
+    values = tensor.data.numpy() if isinstance(tensor, relax_expr.Constant) else None
+    if values is not None and values.ndim == 1:
+        return relax_expr.ShapeExpr([int(v) for v in values])
+    return None
+
+
 # the conversions between shapes and tensors fold directly (they have no tensor program)
 _SHAPE_CONVERSIONS = {"relax.shape_to_tensor": _fold_shape_to_tensor,
-                      "relax.tensor_to_shape": _fold_tensor_to_shape}
+                      "relax.tensor_to_shape": _fold_tensor_to_shape,
+                      "relax.tensor_to_values": _fold_tensor_to_values}
 
 
 class _ConstantFolder(ExprMutator):

@@ -38,6 +38,7 @@ _PACKED = {
     "relax.reshape": "vm.builtin.reshape",
     "relax.shape_of": "vm.builtin.shape_of",
     "relax.tensor_to_shape": "vm.builtin.tensor_to_shape",
+    "relax.tensor_to_values": "vm.builtin.tensor_to_values",
     "relax.shape_to_tensor": "vm.builtin.shape_to_tensor",
     "relax.print": "relax.run.print",
     "relax.assert_op": "relax.run.assert_op",
