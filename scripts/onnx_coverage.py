@@ -197,7 +197,8 @@ does not compile (`sess.cache_hit`). The cache lives in `cache_dir`, else
   k, Expand's shape, ...) are folded at import when they are initializers, `Constant`s or shape
   arithmetic on static dims. Shape chains (`Shape -> Gather -> Concat -> Reshape`) over symbolic
   dims become `PrimExpr`s (`R.shape` values); values known only at run time go through the
-  operators that take sizes as tensors (`relax.tensor_to_shape`, `slice_window`,
+  operators that take sizes as tensors (`relax.tensor_to_values`, which reads offsets, pads and
+  axes of any sign, `relax.tensor_to_shape` for sizes, `slice_window`,
   `dynamic_reduce`, `nn.dynamic_pad`), whose output shapes are symbolic.
 - **Control flow.** `If` becomes a Relax `If` whose branches are the converted subgraphs (outer
   values captured by name). `Loop` and `Scan` are unrolled at import when their trip count is a
