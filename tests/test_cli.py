@@ -147,3 +147,40 @@ def test_verbose_adds_the_traceback(workdir):
         assert proc.returncode == 1
         assert "Traceback (most recent call last)" in proc.stderr
         assert "no model file 'nothere.onnx'" in proc.stderr
+
+
+def _onnx_model(path):
+    """A small ONNX model whose batch size the file leaves open ("N"): relu(data @ W + b)."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(1)
+    w = numpy_helper.from_array(rng.standard_normal((8, 4)).astype("float32"), "W")
+    b = numpy_helper.from_array(rng.standard_normal(4).astype("float32"), "b")
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["data", "W"], ["xw"]), helper.make_node("Add", ["xw", "b"], ["y"]),
+         helper.make_node("Relu", ["y"], ["out"])],
+        "mlp", [helper.make_tensor_value_info("data", TensorProto.FLOAT, ["N", 8])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, ["N", 4])], initializer=[w, b])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.save(model, path)
+    return model
+
+
+def test_onnx_file_compile_run_and_show(tmp_path):
+    """The notes' flow on an .onnx file: --input-shapes fixes the open batch size, the run's
+    output .npz matches ONNX's reference evaluator, and show prints the imported model."""
+    from onnx.reference import ReferenceEvaluator
+
+    model = _onnx_model(tmp_path / "mlp.onnx")
+    proc = graphc("compile", "mlp.onnx", "--input-shapes", "data:[3,8]", cwd=tmp_path)
+    assert "compiled mlp.onnx for llvm" in proc.stderr and (tmp_path / "mlp.graphc").exists()
+    x = np.random.default_rng(0).standard_normal((3, 8)).astype("float32")
+    np.savez(tmp_path / "in.npz", data=x)
+    graphc("run", "mlp.graphc", "--inputs", "in.npz", "--output", "out.npz", cwd=tmp_path)
+    with np.load(tmp_path / "out.npz") as out:
+        (got,) = [out[k] for k in out.files]
+    (want,) = ReferenceEvaluator(model).run(None, {"data": x})
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    shown = graphc("show", "mlp.onnx", "--input-shapes", "data:[3,8]", cwd=tmp_path).stdout
+    assert 'data: R.Tensor((3, 8), dtype="float32")' in shown
