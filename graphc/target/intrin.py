@@ -169,3 +169,36 @@ def _dialect_math(kind: str, op_name: str):
 for _kind in ("cuda", "opencl", "c"):
     for _op in {**MATH_FUNCTIONS, **EXTRA_MATH[_kind]}:
         register_intrin_lowering(_op, _kind, _dialect_math(_kind, _op), level=1)
+
+
+# --- run-time checks in device code -------------------------------------------------------
+# A GPU kernel has no way yet to stop and report an error (the LLVM back end returns an error
+# record; the C-family launch path has none), so on "cuda", "opencl" and "c" the checks keep
+# memory safe without reporting: an index outside its range is clamped into it, a bad size
+# becomes 0. The CPU back end raises IndexError/ValueError as docs/codegen.md describes.
+
+
+def _clamped_index(op):
+    from ..tir.expr import IntImm, const
+    from ..tir.generic import select
+    from ..tir.op import max as max_of
+    from ..tir.op import min as min_of
+
+    index, extent, wrap = op.args[0], op.args[1], op.args[2]
+    zero = const(0, index.dtype)
+    if isinstance(wrap, IntImm) and wrap.value:
+        index = select(index < zero, index + extent, index)
+    return max_of(min_of(index, extent - const(1, index.dtype)), zero)
+
+
+def _zero_if_bad(op):
+    from ..tir.expr import const
+    from ..tir.generic import select
+
+    value, ok = op.args[0], op.args[1]
+    return select(ok, value, const(0, value.dtype))
+
+
+for _kind in ("cuda", "opencl", "c"):
+    register_intrin_lowering("tir.check_index", _kind, _clamped_index, level=1)
+    register_intrin_lowering("tir.check_size", _kind, _zero_if_bad, level=1)

@@ -84,3 +84,24 @@ def test_float32_call_of_a_libm_double_function_binds_the_float_variant(run_ew):
     x64 = x.astype("float64")
     out64 = run_ew(lambda a: tir.call_pure_extern("float64", "log", a), [x64], "float64")
     np.testing.assert_allclose(out64, np.log(x64), rtol=1e-12)
+
+
+@pytest.mark.parametrize("kind", ["cuda", "opencl", "c"])
+def test_device_code_clamps_checked_indices(kind):
+    """GPU kernels cannot report a failed check yet: the index is clamped into its range (memory
+    stays safe) and a bad size becomes 0, where the CPU back end raises."""
+    from graphc.target.intrin import lower_intrin
+    from graphc.tir.interpreter import Interpreter
+
+    def evaluate(expr, env):
+        interp = Interpreter()
+        interp.env.update(env)
+        return int(interp.eval(expr))
+
+    i = tir.Var("i", "int32")
+    for wrap, value, want in [(True, -3, 7), (True, 12, 9), (False, -3, 0), (False, 4, 4), (True, -30, 0)]:
+        lowered = lower_intrin(tir.check_index(i, 10, wrap), kind)
+        assert evaluate(lowered, {i: value}) == want, (wrap, value)
+    n = tir.Var("n", "int64")
+    size = lower_intrin(tir.check_size(n, n >= 0, "bad {value}"), kind)
+    assert [evaluate(size, {n: v}) for v in (5, -2)] == [5, 0]

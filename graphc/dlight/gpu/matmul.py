@@ -191,8 +191,11 @@ def tile_matmul(sch: Schedule, infos: list, roles: _Roles, cfg: MatmulConfig) ->
     bi, ti, ii = sch.split(i, [None, cfg.threads_y, cfg.tile_i])
     bj, tj, jj = sch.split(j, [None, cfg.threads_x, cfg.tile_j])
     ko, ki = sch.split(roles.k.loop_rv, [None, cfg.k_tile])
-    sch.reorder(*batch, bi, bj, ko, ti, tj, ki, ii, jj)
-    bx = sch.fuse(*batch, bi, bj)
+    # a symbolic row count goes outermost, so the fused block index divides by constants only
+    # (the affine-binding check of `bind` does not follow a division by a symbolic extent)
+    outer = [bi, *batch, bj] if not isinstance(sch.get(bi).extent, IntImm) else [*batch, bi, bj]
+    sch.reorder(*outer, ko, ti, tj, ki, ii, jj)
+    bx = sch.fuse(*outer)
     sch.bind(bx, "blockIdx.x")
     sch.bind(ti, "threadIdx.y")
     sch.bind(tj, "threadIdx.x")

@@ -427,6 +427,18 @@ def _mapped(values, dom, ana, predicate):
     return mapper, sums
 
 
+def without_unit_loops(values, dom: dict, predicate=None):
+    """`values`, `dom` and `predicate` with every loop of one iteration replaced by its start
+    (a split by more than the extent leaves one, which the simplifier drops from the bindings
+    but not from the predicate, where the detector would no longer recognise the fused sum)."""
+    units = {v: r.min for v, r in dom.items() if isinstance(r.extent, IntImm) and r.extent.value == 1}
+    if not units:
+        return list(values), dom, predicate
+    values = [substitute(v, units) for v in values]
+    predicate = substitute(predicate, units) if predicate is not None else None
+    return values, {v: r for v, r in dom.items() if v not in units}, predicate
+
+
 def _tighten(predicate, dom: dict):
     """`loop < c` terms of `predicate` (a conjunction) moved into the loop's range, where the
     loop starts at a constant: the rest of the predicate and the tightened ranges."""
@@ -458,12 +470,9 @@ def is_affine_binding(values, dom: dict, predicate=None, ana: Analyzer | None = 
     (Var -> Range), each of scale 1: TVM's "affine binding". A loop of one iteration is its
     start value (a split by a factor larger than the extent leaves one, which the simplifier
     drops from the bindings but not from the predicate)."""
-    units = {v: r.min for v, r in dom.items() if isinstance(r.extent, IntImm) and r.extent.value == 1}
-    if units and predicate is not None:
-        predicate = substitute(predicate, units)
-    if units:
-        values = [substitute(v, units) for v in values]
-        dom = {v: r for v, r in dom.items() if v not in units}
+    reduced = without_unit_loops(values, dom, predicate)
+    if reduced[1] is not dom:  # loops of one iteration were dropped: narrow by `loop < c` too
+        values, dom, predicate = reduced
         predicate, dom = _tighten(predicate, dom)
     dom = {v: r for v, r in dom.items() if any(uses_any_var(x, {v}) for x in values)
            or (predicate is not None and uses_any_var(predicate, {v}))}  # fmt: skip

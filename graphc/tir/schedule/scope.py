@@ -44,7 +44,7 @@ from ..analysis.var_use import uses_any_var
 from ..expr import IntImm, Range, const
 from ..functor import StmtExprVisitor, substitute
 from ..stmt import Block, BlockRealize, BufferStore, For, IterType
-from .affine import IterMapper, NotAffine, is_affine_binding
+from .affine import IterMapper, NotAffine, is_affine_binding, without_unit_loops
 from .blocks import access
 from .bounds import relax_in, shape_analyzer
 from .state import enclosing_block, find_path, scope_realizes, walk
@@ -209,14 +209,17 @@ def loops_dom(path: list) -> dict:
     return dom
 
 
-def binding_is_affine(func, path: list) -> bool:
-    """TVM's affine-binding flag of the block at the end of `path`."""
+def binding_is_affine(func, path: list, use_predicate: bool = True) -> bool:
+    """TVM's affine-binding flag of the block at the end of `path`. Without `use_predicate`, the
+    bindings are judged over all the loops' iterations: a predicate only removes instances, so
+    distinct iterations still reach distinct instances (what parallel loops need)."""
     realize = path[-1]
     if not realize.iter_values:
         return True
     dom = loops_dom(path)
     ana = shape_analyzer(func, dom)
-    return is_affine_binding(list(realize.iter_values), dom, realize.predicate, ana)
+    predicate = realize.predicate if use_predicate else None
+    return is_affine_binding(list(realize.iter_values), dom, predicate, ana)
 
 
 def check_affine_binding(func, path: list, what: str) -> None:
@@ -336,8 +339,12 @@ def _produced_box(ana, ppath: list, k: int, buf, reads: bool = False):
         return None
     region = regions[0]
     mins = [substitute(r.min, vmap) for r in region.region]
+    mins, dom, predicate = without_unit_loops(mins, dom, realize.predicate)
     sums = None
-    for pred in (realize.predicate, None) if dom else (None,):
+    # the whole predicate, else each of its conjuncts (the detector takes one bound of a fused
+    # sum), else none; what a dropped conjunct leaves out is clipped below for each point
+    candidates = [predicate, *(_conjuncts(predicate) if predicate is not None else []), None]
+    for pred in candidates if dom else (None,):
         try:
             mapper = IterMapper(dom, ana, pred)
             sums = [mapper.fuse(mapper.to_sum(m)) for m in mins]
@@ -365,7 +372,7 @@ def _produced_box(ana, ppath: list, k: int, buf, reads: bool = False):
             else:
                 lo, hi = ana.simplify(s.base + span), ana.simplify(s.base + r.extent - 1)
         point = isinstance(r.extent, IntImm) and r.extent.value == 1
-        dims.append(_clip_by_predicate(ana, realize.predicate, index, lo, hi) if point else (lo, hi))
+        dims.append(_clip_by_predicate(ana, predicate, index, lo, hi) if point else (lo, hi))
     return dims
 
 
@@ -478,7 +485,11 @@ def _covers(ana, produced, consumed, buf) -> bool:
         chi_c = top if chi is None or ana.can_prove(chi > top) else chi
         plo_c = plo if not ana.can_prove(plo < 0) else const(0, plo.dtype)
         phi_c = top if ana.can_prove(phi >= top) else phi
-        if not (ana.can_prove(plo_c <= clo_c) and ana.can_prove(chi_c <= phi_c)):
+        # a producer that writes from the buffer's first to its last element covers every read
+        # (reads stay inside the buffer), even where the bounds are not comparable symbolically
+        lower = ana.can_prove(plo <= 0) or ana.can_prove(plo_c <= clo_c)
+        upper = ana.can_prove(phi >= top) or ana.can_prove(chi_c <= phi_c)
+        if not (lower and upper):
             return False
     return True
 
