@@ -14,8 +14,6 @@ array([0, 1, 4, 9], dtype=int32)
 
 from __future__ import annotations
 
-import os
-import sys
 import time
 
 from . import dlight
@@ -244,7 +242,7 @@ def iter_stages(model, target="llvm", *, example_inputs=None, dynamic_shapes=Non
 
     report = progress or _no_progress
     report("importing the model", 0, 0)
-    mod = _model_to_module(model, example_inputs, dynamic_shapes, shape_dict, dtype_dict)
+    mod = model_to_module(model, example_inputs, dynamic_shapes, shape_dict, dtype_dict)
     target = Target.resolve(target)
     if params:
         from .relax.transform import BindParams
@@ -311,66 +309,6 @@ def _lower_kernels(mod: IRModule, report) -> IRModule:
     return out
 
 
-def _model_to_module(model, example_inputs=None, dynamic_shapes=None, shape_dict=None,
-                     dtype_dict=None) -> IRModule:
-    """The Relax module of a model `compile` accepts, recognised by its type (never by the name
-    of its class's module, so every `nn.Module` subclass is a torch model)."""
-    onnx = sys.modules.get("onnx")
-    is_onnx = isinstance(model, bytes | bytearray) or (onnx is not None
-                                                       and isinstance(model, onnx.ModelProto))
-    if (shape_dict or dtype_dict) and not (is_onnx or isinstance(model, str | os.PathLike)):
-        raise TypeError("shape_dict and dtype_dict apply to ONNX models and model files; a "
-                        f"{type(model).__name__} has its shapes (torch modules: example_inputs)")
-    if isinstance(model, IRModule):
-        _no_export_options("an IRModule already has its shapes", example_inputs, dynamic_shapes)
-        return model
-    if isinstance(model, str | os.PathLike):
-        from .loader import load
-
-        _no_export_options("a model file says its own inputs; use load(path, shape_dict=...)",
-                           example_inputs, dynamic_shapes)
-        return load(model, shape_dict, dtype_dict)
-    torch = sys.modules.get("torch")  # a torch model exists only once torch is imported
-    if torch is not None:
-        if isinstance(model, torch.export.ExportedProgram):
-            _no_export_options("an ExportedProgram is already exported", example_inputs, dynamic_shapes)
-            from .frontend.torch import from_exported_program
-
-            return from_exported_program(model)
-        if isinstance(model, torch.nn.Module):
-            return _import_torch_module(torch, model, example_inputs, dynamic_shapes)
-    if is_onnx:
-        # ONNX: a ModelProto or its bytes (a path ending in .onnx goes through `load`)
-        _no_export_options("an ONNX model says its own inputs", example_inputs, dynamic_shapes)
-        from .loader import import_onnx
-
-        return import_onnx(model, shape_dict, dtype_dict)
-    raise TypeError(f"graphc.compile expects a Relax IRModule, a torch ExportedProgram or a torch.nn.Module "
-                    f"(with example_inputs), an ONNX ModelProto, or the path of a model file (.onnx, .pt2, "
-                    f"module.py:factory); got {type(model).__name__}")
-
-
-def _no_export_options(why: str, example_inputs, dynamic_shapes) -> None:
-    if example_inputs is not None or dynamic_shapes is not None:
-        raise TypeError(f"graphc.compile: example_inputs and dynamic_shapes are for torch modules; {why}")
-
-
-def _import_torch_module(torch, model, example_inputs, dynamic_shapes) -> IRModule:
-    from .frontend.torch import from_exported_program
-
-    if example_inputs is None:
-        raise TypeError("graphc.compile of a torch.nn.Module needs example_inputs (a tensor, a tuple of "
-                        "tensors or a dict of keyword inputs) to export it with torch.export")
-    if isinstance(example_inputs, dict):
-        args, kwargs = (), dict(example_inputs)
-    else:
-        args = tuple(example_inputs) if isinstance(example_inputs, list | tuple) else (example_inputs,)
-        kwargs = None
-    with torch.no_grad():
-        exported = torch.export.export(model.eval(), args, kwargs=kwargs, dynamic_shapes=dynamic_shapes)
-    return from_exported_program(exported)
-
-
 def _has_high_level_calls(mod: IRModule) -> bool:
     """Whether a Relax function still calls an operator that legalization would lower."""
     from .relax import expr as relax_expr
@@ -394,7 +332,7 @@ def _has_high_level_calls(mod: IRModule) -> bool:
     return False
 
 
-from .loader import load  # noqa: E402 - tvmc's trio: load, compile, run
+from .loader import load, model_to_module  # noqa: E402 - tvmc's trio: load, compile, run
 from .runner import RunResult, run  # noqa: E402
 
 __all__ = ["STAGES", "RunResult", "build", "compile", "compile_to", "iter_stages", "load", "lower", "run"]
