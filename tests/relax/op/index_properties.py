@@ -12,8 +12,8 @@ import sys
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from index_edges import compile_op, tensor  # the sibling script: one relax call, compiled
 
+import graphc
 from graphc import relax
 
 R = relax
@@ -21,6 +21,19 @@ RNG = np.random.default_rng(0)
 # values near the ends of small axes, and far outside them (int32 limits, 10**9, int64 ranges)
 VALUES = st.one_of(st.integers(-9, 9), st.sampled_from([2**31 - 1, -(2**31), 10**9, -(10**18), 2**62]))
 
+
+def compile_op(make, sinfos):
+    params = [R.Var(f"a{i}", s) for i, s in enumerate(sinfos)]
+    bb = R.BlockBuilder()
+    with bb.function("main", params):
+        with bb.dataflow():
+            out = bb.emit_output(make(*params))
+        bb.emit_func_output(out)
+    return R.VirtualMachine(graphc.compile(bb.get()), graphc.cpu())["main"]
+
+
+def tensor(shape, dtype="float32"):
+    return R.TensorStructInfo(shape, dtype)
 
 
 def indices(shape):
