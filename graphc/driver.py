@@ -17,7 +17,6 @@ from __future__ import annotations
 import time
 
 from . import dlight
-from .errors import GraphcError
 from .ir.module import IRModule
 
 _DEFAULT_NAME = "main"
@@ -228,7 +227,6 @@ def iter_stages(model, target="llvm", *, example_inputs=None, dynamic_shapes=Non
     from .ir.transform import Sequential
     from .relax.pipeline import get_pipeline
     from .relax.transform import (
-        AttachAttrLayoutFreeBuffers,
         CanonicalizeBindings,
         DecomposeOpsForInference,
         FoldConstant,
@@ -249,9 +247,6 @@ def iter_stages(model, target="llvm", *, example_inputs=None, dynamic_shapes=Non
 
         mod = BindParams("main", params)(mod)  # before the pipeline, so weight transforms fold away
     yield "imported", mod
-    if tuning_records is not None:
-        raise GraphcError("graphc cannot apply tuning records yet: tuning (`graphc tune`, "
-                          "graphc.tune) has not landed; compile without tuning_records")
     if pipeline is not None:
         yield "legalized", mod
         report("running the pass pipeline", 0, 0)
@@ -268,9 +263,14 @@ def iter_stages(model, target="llvm", *, example_inputs=None, dynamic_shapes=Non
     mod = Sequential([InlinePermuteIntoConsumers()], name="graphc.compile.inline")(mod)
     yield "fused", mod
     report(f"scheduling {_count_kernels(mod)} kernels for {target.kind}", 0, 0)
-    mod = AttachAttrLayoutFreeBuffers()(mod)  # the kernels may ask for their weights packed
+    mod = to_schedule(mod)
     with target:
-        mod = Sequential([dlight.default_schedule(target)], name="graphc.compile.schedule")(mod)
+        schedules = [dlight.default_schedule(target)]
+        if tuning_records is not None:  # tuned kernels first; the default rules take the rest
+            from .tune.apply import ApplyTuningRecords
+
+            schedules.insert(0, ApplyTuningRecords(tuning_records, target))
+        mod = Sequential(schedules, name="graphc.compile.schedule")(mod)
         mod = FoldConstant()(SplitLayoutRewritePreproc()(mod))  # pack constant weights once, now
         if lift_transform_params:  # weights kept as inputs: packed by main_transform_params
             mod = LiftTransformParams()(mod)
@@ -282,6 +282,14 @@ def iter_stages(model, target="llvm", *, example_inputs=None, dynamic_shapes=Non
     from .relax.vm_build import build as vm_build
 
     yield "bytecode", vm_build(mod, target, vm_lowering=False, progress=report)
+
+
+def to_schedule(mod: IRModule) -> IRModule:
+    """The module as the schedules see it: each kernel told which of its inputs are weights
+    (it may ask for them packed). Tuning tasks are these kernels (`graphc.tune.tasks`)."""
+    from .relax.transform import AttachAttrLayoutFreeBuffers
+
+    return AttachAttrLayoutFreeBuffers()(mod)
 
 
 def _no_progress(message: str, done: int, total: int) -> None:

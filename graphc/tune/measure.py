@@ -1,0 +1,270 @@
+"""Measuring candidates without risking the tuner: build and run them in a worker process.
+
+`LocalRunner` keeps one worker process (multiprocessing, "spawn": a fresh interpreter) and
+sends it one candidate at a time: the scheduled PrimFunc, the inputs, and the outputs the
+default schedule computed on them. The worker builds the kernel, runs it once and compares
+every buffer with the reference (tolerance by dtype), then times it: `repeat` measurements,
+each the mean of enough calls to last `min_repeat_ms`. A candidate that does not answer
+within `timeout` seconds (build and run together) is recorded as "timeout" and its worker
+killed; one whose worker dies (a crash in the kernel) as "failed"; a build error as
+"failed"; a wrong answer as "wrong". The next candidate gets a fresh worker.
+
+The runner is the builder/runner interface of the tuner: anything with `reference(task,
+func)`, `measure(task, funcs)` and `close()` can stand in for it (a runner on a cluster).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import pickle
+import time
+
+import numpy as np
+
+from ..tir.function import PrimFunc
+from .tasks import Task
+
+
+@dataclasses.dataclass
+class MeasureResult:
+    """How one candidate ended: status ("ok", "failed", "timeout", "wrong"), seconds per run."""
+
+    status: str
+    times: list = dataclasses.field(default_factory=list)
+    error: str = ""
+
+    @property
+    def time(self) -> float:
+        return min(self.times) if self.status == "ok" and self.times else float("inf")
+
+
+def random_inputs(func: PrimFunc, seed: int = 0) -> list[np.ndarray]:
+    """One array per parameter of `func`: floats in [-1, 1), integers in {0, 1} (safe as indices)."""
+    rng = np.random.default_rng(seed)
+    arrays = []
+    for param in func.params:
+        buf = func.buffer_map.get(param)
+        if buf is None:
+            raise ValueError(f"kernel parameter {param.name} is not a buffer; only buffer arguments can be "
+                             f"measured")
+        shape = tuple(int(d.value if hasattr(d, "value") else d) for d in buf.shape)
+        dtype = np.dtype(str(buf.dtype))
+        if dtype.kind == "f":
+            arrays.append(rng.uniform(-1, 1, shape).astype(dtype))
+        elif dtype.kind == "b":
+            arrays.append(rng.integers(0, 2, shape).astype(dtype))
+        else:
+            arrays.append(rng.integers(0, 2, shape).astype(dtype))
+    return arrays
+
+
+def tolerance(dtype) -> tuple[float, float]:
+    """(rtol, atol) for comparing a candidate's output with the default schedule's."""
+    dtype = np.dtype(dtype)
+    if dtype.kind != "f":
+        return 0.0, 0.0
+    if dtype.itemsize <= 2:
+        return 2e-2, 2e-2
+    if dtype.itemsize == 4:
+        return 1e-3, 1e-4
+    return 1e-7, 1e-9
+
+
+class LocalRunner:
+    """Build, check and time candidates in a local worker process (see the module docstring)."""
+
+    def __init__(self, target="llvm", *, timeout: float = 10.0, repeat: int = 3, min_repeat_ms: float = 20.0,
+                 startup_timeout: float = 120.0):
+        from .database import target_key
+
+        if timeout <= 0:
+            raise ValueError(f"the measurement timeout must be positive, got {timeout}")
+        self.target = target_key(target)
+        self.timeout, self.repeat, self.min_repeat_ms = float(timeout), int(repeat), float(min_repeat_ms)
+        self.startup_timeout = startup_timeout
+        self._references: dict[str, tuple[list, list]] = {}
+        self._process = None
+        self._conn = None
+
+    # -- the worker ------------------------------------------------------------------------------
+    def _start(self) -> None:
+        import os
+        import subprocess
+        import sys
+
+        import graphc
+
+        env = dict(os.environ)
+        root = os.path.dirname(os.path.dirname(os.path.abspath(graphc.__file__)))
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+        # a fresh interpreter (not a fork: the parent's threads and LLVM state stay behind)
+        self._process = subprocess.Popen(
+            [sys.executable, "-c", "from graphc.tune.measure import _worker_main; _worker_main()"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+        if _receive(self._process, self.startup_timeout) != ("reply", "ready"):
+            self.close()
+            raise RuntimeError("the tuning worker process did not start")
+
+    def close(self) -> None:
+        """Stop the worker process."""
+        process, self._process = self._process, None
+        if process is None:
+            return
+        if process.poll() is None:
+            try:
+                _send(process, None)
+                process.wait(2)
+            except (OSError, ValueError, TimeoutError, Exception):  # noqa: BLE001 - it is going anyway
+                pass
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        for stream in (process.stdin, process.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+
+    def __enter__(self) -> LocalRunner:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
+
+    def _call(self, message, timeout: float) -> tuple[str, object]:
+        """Send `message`; ("reply", value), ("timeout", None) or ("died", exit code)."""
+        if self._process is None or self._process.poll() is not None:
+            self.close()
+            self._start()
+        try:
+            _send(self._process, message)
+        except OSError:
+            pass  # it died: the receive says how
+        how, value = _receive(self._process, timeout)
+        if how != "reply":
+            if how == "died":
+                self._process.wait(5)
+                value = self._process.returncode
+            self.close()
+        return how, value
+
+    # -- the interface -----------------------------------------------------------------------------
+    def reference(self, task: Task, func: PrimFunc) -> MeasureResult:
+        """Run the default schedule `func` of `task` on random inputs; its outputs are the reference
+        later candidates are checked against. Returns the default's own measurement."""
+        inputs = random_inputs(task.func, seed=0)
+        result, outputs = self._measure_one(func, inputs, None)
+        if result.status == "ok":
+            self._references[task.workload] = (inputs, outputs)
+        return result
+
+    def measure(self, task: Task, funcs: list[PrimFunc]) -> list[MeasureResult]:
+        """Measure each candidate of `task` (after `reference`); one result each, in order."""
+        if task.workload not in self._references:
+            raise RuntimeError(f"task {task.name}: measure its default schedule with reference() first")
+        inputs, expected = self._references[task.workload]
+        return [self._measure_one(func, inputs, expected)[0] for func in funcs]
+
+    def _measure_one(self, func, inputs, expected) -> tuple[MeasureResult, list | None]:
+        message = ("measure", func, self.target, inputs, expected, self.repeat, self.min_repeat_ms)
+        how, value = self._call(message, self.timeout)
+        if how == "timeout":
+            error = f"no answer within {self.timeout:g} s (build and run)"
+            return MeasureResult("timeout", error=error), None
+        if how == "died":
+            return MeasureResult("failed", error=f"the worker process died (exit code {value})"), None
+        status, times, error, outputs = value
+        return MeasureResult(status, list(times), error), outputs
+
+
+def _send(process, message) -> None:
+    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    process.stdin.write(len(data).to_bytes(8, "little") + data)
+    process.stdin.flush()
+
+
+def _receive(process, timeout: float) -> tuple[str, object]:
+    """("reply", message), ("timeout", None) or ("died", None) within `timeout` seconds."""
+    import os
+    import select
+
+    fd, deadline, data, need = process.stdout.fileno(), time.monotonic() + timeout, b"", 8
+    while len(data) < need:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+            return "timeout", None
+        chunk = os.read(fd, max(need - len(data), 1 << 16) if need > 8 else 8 - len(data))
+        if not chunk:
+            return "died", None
+        data += chunk
+        if need == 8 and len(data) >= 8:
+            need = 8 + int.from_bytes(data[:8], "little")
+    return "reply", pickle.loads(data[8:need])
+
+
+def _worker_main() -> None:
+    """The worker process: answer measure requests on stdin/stdout until told to stop (None)."""
+    import os
+    import sys
+
+    # messages go through the original stdout; anything printed goes to stderr instead
+    out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    stdin = sys.stdin.buffer
+    import graphc  # noqa: F401 - import once, before saying ready
+
+    def send(message) -> None:
+        data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+        out.write(len(data).to_bytes(8, "little") + data)
+        out.flush()
+
+    send("ready")
+    while True:
+        header = stdin.read(8)
+        if len(header) < 8:
+            return
+        message = pickle.loads(stdin.read(int.from_bytes(header, "little")))
+        if message is None:
+            return
+        _, func, target, inputs, expected, repeat, min_repeat_ms = message
+        send(_build_and_run(func, target, inputs, expected, repeat, min_repeat_ms))
+
+
+def _build_and_run(func, target, inputs, expected, repeat, min_repeat_ms):
+    """(status, times, error, outputs) of one candidate; outputs only when `expected` is None."""
+    import graphc
+    from graphc.ir.module import IRModule
+
+    try:
+        lib = graphc.build(IRModule({"main": func.with_attr("global_symbol", "main")}), target=target)
+        kernel = lib["main"]
+    except Exception as err:  # noqa: BLE001 - any build error makes a failed candidate
+        return "failed", [], f"build: {type(err).__name__}: {str(err)[:500]}", None
+    args = [a.copy() for a in inputs]
+    try:
+        start = time.perf_counter()
+        kernel(*args)
+        once = time.perf_counter() - start
+    except Exception as err:  # noqa: BLE001
+        return "failed", [], f"run: {type(err).__name__}: {str(err)[:500]}", None
+    if expected is not None:
+        for index, (got, want) in enumerate(zip(args, expected)):
+            rtol, atol = tolerance(want.dtype)
+            if not np.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True):
+                worst = float(np.max(np.abs(got.astype("float64") - want.astype("float64"))))
+                error = f"argument {index} differs from the default schedule's (max error {worst:.3g})"
+                return "wrong", [], error, None
+    from graphc.runtime.profiling import time_evaluator
+
+    number = max(1, min(1000, int(min_repeat_ms / 1e3 / max(once, 1e-7))))
+    times = time_evaluator(kernel, "cpu", number=number, repeat=repeat)(*args).results
+    return "ok", list(times), "", args if expected is None else None
+
+
+__all__ = ["LocalRunner", "MeasureResult", "random_inputs", "tolerance"]
