@@ -17,9 +17,10 @@ from . import compile as compile_cmd
 from . import report as report_cmd
 from . import run as run_cmd
 from . import show as show_cmd
+from . import tune as tune_cmd
 
 # Each subcommand module has NAME, HELP, add_arguments(parser) and run(args) -> exit status.
-COMMANDS = [compile_cmd, run_cmd, show_cmd, report_cmd]
+COMMANDS = [compile_cmd, run_cmd, show_cmd, report_cmd, tune_cmd]
 
 OK, MODEL_ERROR, USAGE_ERROR = 0, 1, 2
 

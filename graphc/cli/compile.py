@@ -14,7 +14,8 @@ HELP = "compile a model file into an executable file (run it with `graphc run`)"
 def add_arguments(parser) -> None:
     add_model_arguments(parser)
     parser.add_argument("--tuning-records", metavar="FILE",
-                        help="tuning records to apply (written by graphc tune, which is not there yet)")
+                        help="tuning records to apply (written by `graphc tune`): the kernels they know "
+                             "get their best tuned schedule, the others the default one")
     parser.add_argument("-o", "--output", metavar="PATH",
                         help="the executable file to write (default: the model's name with .graphc)")
 
@@ -32,14 +33,19 @@ def run(args) -> int:
 
     target = target_of(args)
     shapes = shapes_of(args)
+    records = None
     if args.tuning_records:
-        raise usage_error("--tuning-records: graphc cannot apply tuning records yet (graphc tune, which "
-                          "writes them, has not landed); compile without it")
+        from ..tune.database import Database, TuningRecordError
+
+        try:
+            records = Database.open(args.tuning_records)
+        except TuningRecordError as err:
+            raise usage_error(f"--tuning-records: {err}") from err
     output = args.output or default_output(args.model)
     progress = Progress()
     progress("importing the model", 0, 0)
     mod = load(args.model, shape_dict=shapes)
-    exe = compile_model(mod, target, tuning_records=args.tuning_records, progress=progress)
+    exe = compile_model(mod, target, tuning_records=records, progress=progress)
     exe.export_library(output)
     kernels = sum(1 for f in exe.functions if f.kind == "kernel")
     size = os.path.getsize(output)

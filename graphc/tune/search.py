@@ -1,0 +1,223 @@
+"""The search of one task: evolutionary search over decision vectors, guided by the cost model.
+
+A candidate is a decision vector: the decisions of the sampling instructions the task's
+schedule rule makes (`graphc.tune.space.sample_schedule` replays it with a `ReplaySampler`).
+Each round (`TaskSearch.round`) breeds a pool of unmeasured candidates: children of the
+fastest measured ones (one or two decisions mutated with `mutate_decision`, the rest
+replayed; a decision that no longer fits falls back to a random one) and fresh random
+samples (`RandomSampler`). The cost model ranks the pool; the best `1 - epsilon` share of the
+measurements go to its favourites, the rest to random members of the pool (so that the model
+keeps learning about what it rates low). Before the model has data, the pool is measured in
+the order it was bred. Candidates measured before (in this run or in the records file) are
+never measured again; the default schedule's decisions are measured first (the baseline and
+the reference for checking outputs).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+
+from .cost_model import CostModel, decision_features, features
+from .database import Database, TuningRecord, decision_key, target_key
+from .tasks import Task
+
+
+class Candidate:
+    """A scheduled variant of a task: its schedule, decisions and (lazily) its features."""
+
+    def __init__(self, sch, rule: str):
+        self.sch, self.rule = sch, rule
+        self.decisions = [[int(k), d] for k, d in sch.trace.decisions()]
+        self.key = decision_key(self.decisions)
+        self._features = None
+
+    @property
+    def func(self):
+        return self.sch.mod[self.sch.func_name]
+
+    @property
+    def features(self) -> list[float]:
+        if self._features is None:
+            self._features = features(self.func) + decision_features(self.decisions)
+        return self._features
+
+
+class TaskSearch:
+    """The search state of one task (see the module docstring)."""
+
+    def __init__(self, task: Task, target, database: Database, runner, *, seed: int = 0,
+                 epsilon: float = 0.2, population: int = 4, pool_factor: int = 4):
+        from ..target import Target
+
+        self.task, self.target = task, Target.resolve(target)
+        self.key = target_key(self.target)
+        self.db, self.runner = database, runner
+        self.rng = random.Random(f"{seed}:{task.workload}")
+        self.epsilon, self.population, self.pool_factor = epsilon, population, pool_factor
+        self.model = CostModel(seed=seed)
+        self.default: Candidate | None = None
+        self.default_time = math.inf
+        self.exhausted = False  # no new candidate could be bred
+        self.failed_rounds = 0
+        self.history: list[tuple[float, float]] = []  # (wall-clock time, best seconds) after each round
+
+    # -- the state, from the records ----------------------------------------------------------------
+    @property
+    def records(self) -> list[TuningRecord]:
+        return self.db.task_records(self.task.workload, self.key)
+
+    @property
+    def trials(self) -> int:
+        """Candidates measured for this task (the default's baseline not counted)."""
+        return sum(1 for r in self.records if not r.default)
+
+    @property
+    def best_time(self) -> float:
+        best = self.db.best(self.task.workload, self.key)
+        return best.time if best is not None else math.inf
+
+    @property
+    def speedup(self) -> float:
+        best = self.best_time
+        return self.default_time / best if math.isfinite(best) and math.isfinite(self.default_time) else 1.0
+
+    @property
+    def gflops(self) -> float:
+        best = self.best_time
+        return (self.task.flops or 0) / best / 1e9 if math.isfinite(best) and best > 0 else 0.0
+
+    # -- sampling -----------------------------------------------------------------------------------
+    def _sample(self, sampler) -> Candidate | None:
+        from ..errors import GraphcError
+        from .space import rule_of, sample_schedule
+
+        try:
+            sch = sample_schedule(self.task.func, self.target, sampler)
+        except GraphcError:
+            return None
+        if sch is None:
+            return None
+        return Candidate(sch, rule_of(self.task.func, self.target) or "")
+
+    def start(self) -> bool:
+        """Schedule the default, measure it (the reference outputs), record it once. False when
+        the task has nothing to tune (no rule takes it, or its rule samples nothing)."""
+        from ..tir.schedule.sampling import DefaultSampler
+
+        self.default = self._sample(DefaultSampler())
+        if self.default is None or not self.default.decisions:
+            self.exhausted = True
+            return False
+        result = self.runner.reference(self.task, self.default.func)
+        if result.status != "ok":
+            self.exhausted = True
+            return False
+        previous = self.db.default_record(self.task.workload, self.key)
+        if previous is None:
+            self.db.add(self._record(self.default, result, default=True))
+            self.default_time = result.time
+        else:
+            self.default_time = previous.time
+        self.model.update(self.default.features, result.time)
+        for record in self.records:  # a resumed run: teach the model what the records say
+            if not record.default and record.status == "ok":
+                candidate = self._replay(record.decisions, fallback=False)
+                if candidate is not None and candidate.key == record.decision_key:
+                    self.model.update(candidate.features, record.time)
+        self.history.append((time.time(), self.best_time))
+        return True
+
+    def _replay(self, decisions, fallback: bool = True) -> Candidate | None:
+        from ..tir.schedule.sampling import RandomSampler, ReplaySampler
+
+        sampler = ReplaySampler([d for _, d in decisions],
+                                fallback=RandomSampler(self.rng.randrange(1 << 30)) if fallback else None)
+        return self._sample(sampler)
+
+    def _mutant(self, parent_decisions) -> Candidate | None:
+        from ..tir.schedule.sampling import mutate_decision
+
+        parent = self._replay(parent_decisions, fallback=True)
+        if parent is None:
+            return None
+        samples = [inst for inst in parent.sch.trace.insts if inst.is_sample and inst.info is not None]
+        if not samples:
+            return None
+        decisions = [d for _, d in parent.decisions]
+        for _ in range(1 + (self.rng.random() < 0.3)):
+            k = self.rng.randrange(len(samples))
+            inst = samples[k]
+            decisions[k] = mutate_decision(inst.info.kind, inst.decision, inst.info, self.rng)
+        return self._replay([[k, d] for k, d in enumerate(decisions)], fallback=True)
+
+    def _random(self) -> Candidate | None:
+        from ..tir.schedule.sampling import RandomSampler
+
+        return self._sample(RandomSampler(self.rng.randrange(1 << 30)))
+
+    def _parents(self) -> list:
+        ok = sorted((r for r in self.records if r.status == "ok"), key=lambda r: r.time)
+        return [r.decisions for r in ok[: self.population]]
+
+    def breed(self, size: int) -> list[Candidate]:
+        """Up to `size` new candidates, none measured before: mutants of the best, and random ones."""
+        measured = self.db.measured(self.task.workload, self.key)
+        parents = self._parents()
+        pool: dict[str, Candidate] = {}
+        attempts = 0
+        while len(pool) < size and attempts < size * 4:
+            attempts += 1
+            if parents and self.rng.random() < 0.6:
+                candidate = self._mutant(self.rng.choice(parents))
+            else:
+                candidate = self._random()
+            if candidate is not None and candidate.key not in measured and candidate.key not in pool:
+                pool[candidate.key] = candidate
+        return list(pool.values())
+
+    def pick(self, pool: list[Candidate], n: int) -> list[Candidate]:
+        """`n` of `pool` to measure: the model's favourites and an epsilon share at random."""
+        if len(pool) <= n:
+            return pool
+        scores = self.model.predict([c.features for c in pool]) if self.model.trained else None
+        if scores is None:
+            return pool[:n]
+        ranked = [c for _, c in sorted(zip(scores, pool), key=lambda sc: sc[0])]
+        explore = int(round(n * self.epsilon))
+        chosen = ranked[: n - explore]
+        rest = ranked[n - explore:]
+        chosen += self.rng.sample(rest, min(explore, len(rest)))
+        return chosen
+
+    # -- one round ----------------------------------------------------------------------------------
+    def round(self, n: int) -> list[TuningRecord]:
+        """Breed, rank and measure up to `n` new candidates; their records (added to the database)."""
+        if self.default is None:
+            raise RuntimeError("TaskSearch.round before start()")
+        pool = self.breed(n * self.pool_factor if self.model.trained else n)
+        if not pool:
+            self.failed_rounds += 1
+            self.exhausted = self.failed_rounds >= 3
+            return []
+        self.failed_rounds = 0
+        chosen = self.pick(pool, n)
+        results = self.runner.measure(self.task, [c.func for c in chosen])
+        records = []
+        for candidate, result in zip(chosen, results):
+            record = self._record(candidate, result)
+            self.db.add(record)
+            self.model.update(candidate.features, result.time)
+            records.append(record)
+        self.history.append((time.time(), self.best_time))
+        return records
+
+    def _record(self, candidate: Candidate, result, default: bool = False) -> TuningRecord:
+        return TuningRecord(
+            workload=self.task.workload, target=self.key, rule=candidate.rule,
+            trace=candidate.sch.trace.to_json(), decisions=candidate.decisions, times=list(result.times),
+            status=result.status, error=result.error, workload_text=self.task.script(), default=default)
+
+
+__all__ = ["Candidate", "TaskSearch"]
