@@ -49,6 +49,7 @@ _LAZY = {
     "list_global_func_names": ("graphc.runtime.registry", "list_global_func_names"),
     "transform": ("graphc.transform", None),
     "report": ("graphc.reporting", "report"),
+    "tune": ("graphc.tune", None),  # a package, and callable: graphc.tune(model, target, ...)
 }
 
 

@@ -61,6 +61,8 @@ class TaskSearch:
         self.default_time = math.inf
         self.exhausted = False  # no new candidate could be bred
         self.failed_rounds = 0
+        self.sample_errors = 0  # samples the rule could not schedule (not candidates)
+        self.rule = ""
         self.history: list[tuple[float, float]] = []  # (wall-clock time, best seconds) after each round
 
     # -- the state, from the records ----------------------------------------------------------------
@@ -90,22 +92,24 @@ class TaskSearch:
 
     # -- sampling -----------------------------------------------------------------------------------
     def _sample(self, sampler) -> Candidate | None:
-        from ..errors import GraphcError
-        from .space import rule_of, sample_schedule
+        from .space import sample_schedule
 
         try:
             sch = sample_schedule(self.task.func, self.target, sampler)
-        except GraphcError:
+        except Exception:  # noqa: BLE001 - a rule that fails under some decisions: not a candidate
+            self.sample_errors += 1
             return None
         if sch is None:
             return None
-        return Candidate(sch, rule_of(self.task.func, self.target) or "")
+        return Candidate(sch, self.rule)
 
     def start(self) -> bool:
         """Schedule the default, measure it (the reference outputs), record it once. False when
         the task has nothing to tune (no rule takes it, or its rule samples nothing)."""
         from ..tir.schedule.sampling import DefaultSampler
+        from .space import rule_of
 
+        self.rule = rule_of(self.task.func, self.target) or ""
         self.default = self._sample(DefaultSampler())
         if self.default is None or not self.default.decisions:
             self.exhausted = True
