@@ -125,11 +125,11 @@ class TaskSearch:
         else:
             self.default_time = previous.time
         self.model.update(self.default.features, result.time)
-        for record in self.records:  # a resumed run: teach the model what the records say
-            if not record.default and record.status == "ok":
-                candidate = self._replay(record.decisions, fallback=False)
-                if candidate is not None and candidate.key == record.decision_key:
-                    self.model.update(candidate.features, record.time)
+        resumed = [r for r in self.records if not r.default and r.status == "ok"]
+        for record in resumed[-64:]:  # a resumed run: teach the model the latest records
+            candidate = self._replay(record.decisions, fallback=False)
+            if candidate is not None and candidate.key == record.decision_key:
+                self.model.update(candidate.features, record.time)
         self.history.append((time.time(), self.best_time))
         return True
 
