@@ -1,6 +1,6 @@
-"""The worker-process runner: a crashing, a hanging and a wrong candidate are recorded, and the
-runner goes on with a fresh worker. (One runner, a few small kernels: each worker start costs
-an interpreter and an import of graphc.)"""
+"""The worker-process runner: a crashing and a wrong candidate are recorded, and the runner goes on
+with a fresh worker (a hanging one: tests/tune/test_tune.py, through the search). One runner, a
+few small kernels: each worker start costs an interpreter and an import of graphc."""
 
 import numpy as np
 
@@ -22,9 +22,8 @@ def loop_func(n, body_of):
     """A PrimFunc over A, B (float32[64]) whose loop of `n` iterations runs `body_of(i, A, B)`."""
     A = tir.decl_buffer((64,), "float32", "A")
     B = tir.decl_buffer((64,), "float32", "B")
-    dtype = "int64" if n >= 1 << 31 else "int32"
-    a, b, i = tir.Var("a", "handle"), tir.Var("b", "handle"), tir.Var("i", dtype)
-    loop = tir.For(i, tir.const(0, dtype), tir.const(n, dtype), tir.ForKind.SERIAL, body_of(i, A, B))
+    a, b, i = tir.Var("a", "handle"), tir.Var("b", "handle"), tir.Var("i")
+    loop = tir.For(i, tir.const(0), tir.const(n), tir.ForKind.SERIAL, body_of(i, A, B))
     return tir.PrimFunc([a, b], loop, buffer_map={a: A, b: B})
 
 
@@ -34,7 +33,7 @@ def test_random_inputs_and_tolerances():
     assert tolerance("float32") == (1e-3, 1e-4) and tolerance("int32") == (0.0, 0.0)
 
 
-def test_crash_hang_and_wrong_answers_do_not_stop_measuring():
+def test_crashes_and_wrong_answers_do_not_stop_measuring():
     task = Task.from_func(double(), "double")
     target = Target("llvm")
     default = apply_rules(task.func, target, default_rules(target))
@@ -42,15 +41,11 @@ def test_crash_hang_and_wrong_answers_do_not_stop_measuring():
     crash = loop_func(1, lambda i, A, B: tir.BufferStore(
         tir.decl_buffer((1 << 41,), "float32", "B", data=B.data), tir.const(1.0, "float32"),
         (tir.const(1 << 40, "int64"),)))
-    # 2^62 iterations: a hang, ended by the timeout
-    hang = loop_func(1 << 62, lambda i, A, B: tir.BufferStore(
-        B, B[tir.floormod(i + 1, 64)] * 0.5 + A[tir.floormod(i, 64)], (tir.floormod(i, 64),)))
-    # (i counts in int64: 2^62 does not fit an int32)
     wrong = loop_func(64, lambda i, A, B: tir.BufferStore(B, A[i] * 3.0, (i,)))
     with LocalRunner(target, timeout=4.0, repeat=2, min_repeat_ms=1) as runner:
         assert runner.reference(task, default).status == "ok"
-        results = runner.measure(task, [crash, default, hang, wrong, default])
+        results = runner.measure(task, [crash, default, wrong, default])
     statuses = [r.status for r in results]
-    assert statuses == ["failed", "ok", "timeout", "wrong", "ok"], [(r.status, r.error) for r in results]
-    assert "died" in results[0].error and "differs" in results[3].error
+    assert statuses == ["failed", "ok", "wrong", "ok"], [(r.status, r.error) for r in results]
+    assert "died" in results[0].error and "differs" in results[2].error
     assert len(results[1].times) == 2 and results[1].time > 0
