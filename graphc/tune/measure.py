@@ -4,10 +4,12 @@
 sends it one candidate at a time: the scheduled PrimFunc, the inputs, and the outputs the
 default schedule computed on them. The worker builds the kernel, runs it once and compares
 every buffer with the reference (tolerance by dtype), then times it: `repeat` measurements,
-each the mean of enough calls to last `min_repeat_ms`. A candidate that does not answer
-within `timeout` seconds (build and run together) is recorded as "timeout" and its worker
-killed; one whose worker dies (a crash in the kernel) as "failed"; a build error as
-"failed"; a wrong answer as "wrong". The next candidate gets a fresh worker.
+each the mean of enough calls to last `min_repeat_ms`. A weight the kernel packs in a
+block of its own is packed beforehand, as in the compiled model (`_build_and_run`). A
+candidate that does not answer within `timeout` seconds (build and run together) is
+recorded as "timeout" and its worker killed; one whose worker dies (a crash in the kernel)
+as "failed"; a build error as "failed"; a wrong answer as "wrong". The next candidate gets a
+fresh worker.
 
 The runner is the builder/runner interface of the tuner: anything with `reference(task,
 func)`, `measure(task, funcs)` and `close()` can stand in for it (a runner on a cluster).
@@ -237,24 +239,41 @@ def _worker_main() -> None:
 
 
 def _build_and_run(func, target, inputs, expected, repeat, min_repeat_ms):
-    """(status, times, error, outputs) of one candidate; outputs only when `expected` is None."""
+    """(status, times, error, outputs) of one candidate; outputs only when `expected` is None.
+
+    A kernel that packs a weight in a block of its own (the layout-rewrite blocks of
+    `dlight.cpu.Matmul`) is timed as the compiled model runs it: the packing split out
+    (`split_preproc`, what `SplitLayoutRewritePreproc` does) and run once beforehand, the
+    kernel timed on the packed weight."""
     import graphc
     from graphc.ir.module import IRModule
+    from graphc.relax.transform.layout_rewrite import split_preproc
 
-    try:
-        lib = graphc.build(IRModule({"main": func.with_attr("global_symbol", "main")}), target=target)
-        kernel = lib["main"]
-    except Exception as err:  # noqa: BLE001 - any build error makes a failed candidate
-        return "failed", [], f"build: {type(err).__name__}: {str(err)[:500]}", None
+    def build(f):
+        return graphc.build(IRModule({"main": f.with_attr("global_symbol", "main")}), target=target)["main"]
+
     args = [a.copy() for a in inputs]
     try:
+        kernel_func, preprocs = split_preproc(func)
+        kernel = build(kernel_func)
+        packs = [(index, build(pre), pre) for index, pre in preprocs]
+    except Exception as err:  # noqa: BLE001 - any build error makes a failed candidate
+        return "failed", [], f"build: {type(err).__name__}: {str(err)[:500]}", None
+    try:
+        for index, pack, pre in packs:
+            buf = pre.buffer_map[pre.params[1]]
+            packed = np.zeros(tuple(int(d) for d in buf.shape), np.dtype(str(buf.dtype)))
+            pack(args[index], packed)
+            args[index] = packed
         start = time.perf_counter()
         kernel(*args)
         once = time.perf_counter() - start
     except Exception as err:  # noqa: BLE001
         return "failed", [], f"run: {type(err).__name__}: {str(err)[:500]}", None
+    packed_at = {index for index, _, _ in packs}
+    outputs = [inputs[k] if k in packed_at else a for k, a in enumerate(args)]  # the weights as given
     if expected is not None:
-        for index, (got, want) in enumerate(zip(args, expected)):
+        for index, (got, want) in enumerate(zip(outputs, expected)):
             rtol, atol = tolerance(want.dtype)
             if not np.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True):
                 worst = float(np.max(np.abs(got.astype("float64") - want.astype("float64"))))
@@ -264,7 +283,7 @@ def _build_and_run(func, target, inputs, expected, repeat, min_repeat_ms):
 
     number = max(1, min(1000, int(min_repeat_ms / 1e3 / max(once, 1e-7))))
     times = time_evaluator(kernel, "cpu", number=number, repeat=repeat)(*args).results
-    return "ok", list(times), "", args if expected is None else None
+    return "ok", list(times), "", outputs if expected is None else None
 
 
 __all__ = ["LocalRunner", "MeasureResult", "random_inputs", "tolerance"]

@@ -7,6 +7,7 @@ import numpy as np
 from graphc import te, tir
 from graphc.dlight import default_rules
 from graphc.dlight.base.transform import apply_rules
+from graphc.relax.transform.layout_rewrite import split_preproc
 from graphc.target import Target
 from graphc.tune.measure import LocalRunner, random_inputs, tolerance
 from graphc.tune.tasks import Task
@@ -16,6 +17,13 @@ def double(n=64):
     A = te.placeholder((n,), "float32", name="A")
     B = te.compute((n,), lambda i: A[i] * 2.0, name="B")
     return te.create_prim_func([A, B])
+
+
+def matmul(n):
+    A = te.placeholder((n, n), "float32", name="A")
+    B = te.placeholder((n, n), "float32", name="B")
+    k = te.reduce_axis((0, n), "k")
+    return te.create_prim_func([A, B, te.compute((n, n), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k))])
 
 
 def loop_func(n, body_of):
@@ -42,9 +50,15 @@ def test_crashes_and_wrong_answers_do_not_stop_measuring():
         tir.decl_buffer((1 << 41,), "float32", "B", data=B.data), tir.const(1.0, "float32"),
         (tir.const(1 << 40, "int64"),)))
     wrong = loop_func(64, lambda i, A, B: tir.BufferStore(B, A[i] * 3.0, (i,)))
+    # a weight the default Matmul rule packs: measured with the packing split out, as compiled
+    packed_task = Task.from_func(matmul(48).with_attr("layout_free_buffers", [1]), "matmul")
+    packed = apply_rules(packed_task.func, target, default_rules(target))
+    assert split_preproc(packed)[1], "the default rule no longer packs a layout-free weight"
     with LocalRunner(target, timeout=4.0, repeat=2, min_repeat_ms=1) as runner:
         assert runner.reference(task, default).status == "ok"
         results = runner.measure(task, [crash, default, wrong, default])
+        assert runner.reference(packed_task, packed).status == "ok"
+        assert runner.measure(packed_task, [packed])[0].status == "ok"
     statuses = [r.status for r in results]
     assert statuses == ["failed", "ok", "wrong", "ok"], [(r.status, r.error) for r in results]
     assert "died" in results[0].error and "differs" in results[2].error
