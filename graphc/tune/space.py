@@ -34,27 +34,34 @@ class _Counting:
 
     def __init__(self, inner):
         self.inner = inner
+        self.is_default = getattr(inner, "is_default", False)
         self.infos: list = []
+        self.error = None
 
     def decide(self, kind, info, default):
         self.infos.append(info)
-        return self.inner.decide(kind, info, default)
+        try:
+            return self.inner.decide(kind, info, default)
+        except ScheduleError as err:  # the rule may swallow it; sample_schedule reports it
+            self.error = err
+            raise
 
 
 def _run(rule, func: PrimFunc, target: Target, sampler) -> tuple:
     """(schedule or None, the sampling infos the rule went through) of one rule, as
     `dlight.apply_rules` runs it (a ScheduleError is a decline)."""
     counting = _Counting(sampler)
+    error = None
     with use_sampler(counting):
         try:
             sch = rule.apply(func, target, False)
-        except ScheduleError:
-            sch = None
+        except ScheduleError as err:
+            sch, error = None, err
     if isinstance(sch, list | tuple):
         sch = sch[0] if sch else None
     if sch is not None and not isinstance(sch, Schedule):
         raise TypeError(f"schedule rule {rule.name} returned {type(sch).__name__}, not a tir.Schedule")
-    return sch, counting.infos
+    return sch, counting.infos, counting.error or error
 
 
 def sample_schedule(func: PrimFunc, target, sampler=None) -> Schedule | None:
@@ -71,15 +78,15 @@ def sample_schedule(func: PrimFunc, target, sampler=None) -> Schedule | None:
     target = Target.resolve(target)
     sampler = sampler if sampler is not None else DefaultSampler()
     for rule in default_rules(target):
-        sch, infos = _run(rule, func, target, sampler)
+        sch, infos, error = _run(rule, func, target, sampler)
         if sch is not None:
             return sch
         if infos and not isinstance(sampler, DefaultSampler):
             if _run(rule, func, target, DefaultSampler())[0] is not None:
-                decisions = [i.kind for i in infos]
                 raise ScheduleError(
                     f"schedule rule {rule.name} applies to this function but declined under the sampled "
-                    f"decisions (after {len(decisions)} sampling instructions: {decisions})"
+                    f"decisions (after {len(infos)} sampling instructions)"
+                    + (f": {error}" if error is not None else "")
                 )
     return None
 
@@ -107,7 +114,7 @@ def space_size(func: PrimFunc, target) -> int:
     change later instructions' candidates make it an estimate). 1: nothing to tune."""
     target = Target.resolve(target)
     for rule in default_rules(target):
-        sch, infos = _run(rule, func, target, DefaultSampler())
+        sch, infos, _ = _run(rule, func, target, DefaultSampler())
         if sch is not None:
             return math.prod(info.num_choices() for info in infos)
     return 1

@@ -13,7 +13,7 @@ import graphc
 from graphc import IRModule, dlight, te, tir, topi
 from graphc.ir.structural import assert_structural_equal
 from graphc.target import Target
-from graphc.tir.schedule import DefaultSampler, RandomSampler, ReplaySampler, Schedule, Trace
+from graphc.tir.schedule import DefaultSampler, RandomSampler, ReplaySampler, Schedule, ScheduleError, Trace
 from graphc.tune import rule_of, sample_schedule, scheduled_func, space_size
 
 AVX2 = Target("llvm -mcpu=x86-64 -mattr=+avx2,+fma")
@@ -33,6 +33,14 @@ def matmul(m=64, n=48, k=32, epilogue=False, batch=None):
     bias = te.placeholder((n,), name="bias")
     D = topi.nn.gelu(te.compute(C.shape, lambda *i: C(*i) + bias(i[-1]), name="D"))
     return te.create_prim_func([A, B, bias, D])
+
+
+def matmul_nt(m=30, n=36, k=40):
+    """A @ B.T: B's columns are not contiguous (packing is required)."""
+    A, B = te.placeholder((m, k), name="A"), te.placeholder((n, k), name="B")
+    r = te.reduce_axis((0, k), "r")
+    C = te.compute((m, n), lambda i, j: te.sum(A[i, r] * B[j, r], axis=r), name="C")
+    return te.create_prim_func([A, B, C])
 
 
 def row_sum(n=64, m=96):
@@ -77,6 +85,8 @@ PROGRAMS = {
     "matmul_epilogue": lambda: matmul(33, 64, 48, epilogue=True),
     "matmul_batch": lambda: matmul(20, 24, 16, batch=3),
     "matmul_big": lambda: matmul(96, 256, 1024),
+    "matmul_nt": matmul_nt,
+    "matmul_weight": lambda: matmul(50, 72, 64).with_attr("layout_free_buffers", [1]),
     "row_sum": row_sum,
     "col_sum": col_sum,
     "softmax": softmax,
@@ -144,7 +154,8 @@ def test_no_rule_and_bad_arguments(monkeypatch):
     assert space_size(elementwise(), AVX512) >= 1
 
 
-_SHAPES = st.sampled_from(["matmul_odd", "matmul_symbolic", "matmul_epilogue", "matmul_batch", "row_sum",
+_SHAPES = st.sampled_from(["matmul_odd", "matmul_symbolic", "matmul_epilogue", "matmul_batch", "matmul_nt",
+                           "matmul_weight", "row_sum",
                            "col_sum", "softmax", "elementwise", "conv"])  # fmt: skip
 
 
@@ -158,3 +169,11 @@ def test_random_decisions_compute_the_same_values(name, seed):
     expected = build_run(func, AVX2, inputs, m)
     got = build_run(sch.mod["main"], AVX2, inputs, m)
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+def test_a_failing_decision_is_a_schedule_error_not_another_rule():
+    func = matmul(64, 48, 32)
+    assert rule_of(func, AVX512) == "Matmul"
+    with pytest.raises(ScheduleError, match="ReplaySampler"):
+        # a decision vector that does not fit the space (no fallback) fails loudly
+        sample_schedule(func, AVX512, ReplaySampler([10**6] * 8))
+
+

@@ -202,12 +202,17 @@ def _factorisations(extent: int, n: int, max_inner: int) -> list:
 class Sampler:
     """Takes the decisions of sampling instructions: `decide(kind, info, default) -> decision`."""
 
+    is_default = False
+
     def decide(self, kind: str, info: SampleInfo, default):
         raise NotImplementedError(f"{type(self).__name__} does not define decide()")
 
 
 class DefaultSampler(Sampler):
-    """The rule's own decision (`decision=`), else SampleInfo.default(): the untuned schedule."""
+    """The rule's own decision (`decision=`), else SampleInfo.default(): the untuned schedule.
+    (`is_default` tells a rule it is not being tuned; a wrapping sampler may pass it on.)"""
+
+    is_default = True
 
     def decide(self, kind, info, default):
         return default
