@@ -89,7 +89,7 @@ def tune(model, target="llvm", *, trials: int = 64, time_budget: float | None = 
             if search.start():
                 searches.append(search)
             else:
-                skipped.append((task.name, "its schedule rule has no decisions to search"))
+                skipped.append((task.name, search.why_not))
         scheduler = TaskScheduler(searches, seed=seed)
         history.append((time.monotonic() - start, scheduler.latency()))
         while True:

@@ -161,7 +161,9 @@ class LocalRunner:
         """Run the default schedule `func` of `task` on random inputs; its outputs are the reference
         later candidates are checked against. Returns the default's own measurement."""
         inputs = random_inputs(task.func, seed=0)
-        result, outputs = self._measure_one(func, inputs, None)
+        # the default schedule is known to work: a slow build on a busy machine is no reason to
+        # drop the task, so it gets more time than a candidate
+        result, outputs = self._measure_one(func, inputs, None, timeout=max(self.timeout, 60.0))
         if result.status == "ok":
             self._references[task.workload] = (inputs, outputs)
         return result
@@ -173,11 +175,12 @@ class LocalRunner:
         inputs, expected = self._references[task.workload]
         return [self._measure_one(func, inputs, expected)[0] for func in funcs]
 
-    def _measure_one(self, func, inputs, expected) -> tuple[MeasureResult, list | None]:
+    def _measure_one(self, func, inputs, expected, timeout=None) -> tuple[MeasureResult, list | None]:
+        timeout = timeout or self.timeout
         message = ("measure", func, self.target, inputs, expected, self.repeat, self.min_repeat_ms)
-        how, value = self._call(message, self.timeout)
+        how, value = self._call(message, timeout)
         if how == "timeout":
-            error = f"no answer within {self.timeout:g} s (build and run)"
+            error = f"no answer within {timeout:g} s (build and run)"
             return MeasureResult("timeout", error=error), None
         if how == "died":
             return MeasureResult("failed", error=f"the worker process died (exit code {value})"), None

@@ -63,6 +63,7 @@ class TaskSearch:
         self.failed_rounds = 0
         self.sample_errors = 0  # samples the rule could not schedule (not candidates)
         self.rule = ""
+        self.why_not = ""  # why start() found nothing to tune
         self.history: list[tuple[float, float]] = []  # (wall-clock time, best seconds) after each round
 
     # -- the state, from the records ----------------------------------------------------------------
@@ -113,10 +114,12 @@ class TaskSearch:
         self.default = self._sample(DefaultSampler())
         if self.default is None or not self.default.decisions:
             self.exhausted = True
+            self.why_not = "no schedule rule with decisions to search takes it"
             return False
         result = self.runner.reference(self.task, self.default.func)
         if result.status != "ok":
             self.exhausted = True
+            self.why_not = f"its default schedule did not run: {result.status}, {result.error}"
             return False
         previous = self.db.default_record(self.task.workload, self.key)
         if previous is None:
