@@ -48,7 +48,7 @@ class TaskSearch:
     """The search state of one task (see the module docstring)."""
 
     def __init__(self, task: Task, target, database: Database, runner, *, seed: int = 0,
-                 epsilon: float = 0.2, population: int = 4, pool_factor: int = 4):
+                 epsilon: float = 0.2, population: int = 4, pool_factor: int = 3):
         from ..target import Target
 
         self.task, self.target = task, Target.resolve(target)
@@ -64,6 +64,7 @@ class TaskSearch:
         self.sample_errors = 0  # samples the rule could not schedule (not candidates)
         self.rule = ""
         self.why_not = ""  # why start() found nothing to tune
+        self.known: dict[str, Candidate] = {}  # the candidates measured in this run, by decision key
         self.history: list[tuple[float, float]] = []  # (wall-clock time, best seconds) after each round
 
     # -- the state, from the records ----------------------------------------------------------------
@@ -128,6 +129,7 @@ class TaskSearch:
         else:
             self.default_time = previous.time
         self.model.update(self.default.features, result.time)
+        self.known[self.default.key] = self.default
         resumed = [r for r in self.records if not r.default and r.status == "ok"]
         for record in resumed[-64:]:  # a resumed run: teach the model the latest records
             candidate = self._replay(record.decisions, fallback=False)
@@ -146,7 +148,8 @@ class TaskSearch:
     def _mutant(self, parent_decisions) -> Candidate | None:
         from ..tir.schedule.sampling import mutate_decision
 
-        parent = self._replay(parent_decisions, fallback=True)
+        parent = self.known.get(decision_key(parent_decisions))
+        parent = parent or self._replay(parent_decisions, fallback=True)
         if parent is None:
             return None
         samples = [inst for inst in parent.sch.trace.insts if inst.is_sample and inst.info is not None]
@@ -213,6 +216,7 @@ class TaskSearch:
         results = self.runner.measure(self.task, [c.func for c in chosen])
         records = []
         for candidate, result in zip(chosen, results):
+            self.known[candidate.key] = candidate
             record = self._record(candidate, result)
             self.db.add(record)
             self.model.update(candidate.features, result.time)
