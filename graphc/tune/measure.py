@@ -163,7 +163,9 @@ class LocalRunner:
         inputs = random_inputs(task.func, seed=0)
         # the default schedule is known to work: a slow build on a busy machine is no reason to
         # drop the task, so it gets more time than a candidate
-        result, outputs = self._measure_one(func, inputs, None, timeout=max(self.timeout, 60.0))
+        # (and more measurements: every speed-up is relative to it)
+        result, outputs = self._measure_one(func, inputs, None, timeout=max(self.timeout, 60.0),
+                                            repeat=max(self.repeat, 5))
         if result.status == "ok":
             self._references[task.workload] = (inputs, outputs)
         return result
@@ -175,9 +177,10 @@ class LocalRunner:
         inputs, expected = self._references[task.workload]
         return [self._measure_one(func, inputs, expected)[0] for func in funcs]
 
-    def _measure_one(self, func, inputs, expected, timeout=None) -> tuple[MeasureResult, list | None]:
+    def _measure_one(self, func, inputs, expected, timeout=None,
+                     repeat=None) -> tuple[MeasureResult, list | None]:
         timeout = timeout or self.timeout
-        message = ("measure", func, self.target, inputs, expected, self.repeat, self.min_repeat_ms)
+        message = ("measure", func, self.target, inputs, expected, repeat or self.repeat, self.min_repeat_ms)
         how, value = self._call(message, timeout)
         if how == "timeout":
             error = f"no answer within {timeout:g} s (build and run)"
