@@ -55,6 +55,12 @@ def col_sum(n=40, m=72):
     return te.create_prim_func([A, te.compute((m,), lambda j: te.sum(A[k, j], axis=k), name="S")])
 
 
+def middle_sum(b=4, n=24, m=40):
+    A = te.placeholder((b, n, m), name="A")
+    k = te.reduce_axis((0, n), "k")
+    return te.create_prim_func([A, te.compute((b, m), lambda i, j: te.sum(A[i, k, j], axis=k), name="S")])
+
+
 def softmax(n=32, m=80):
     A = te.placeholder((n, m), name="A")
     return te.create_prim_func([A, topi.nn.softmax(A, axis=1)])
@@ -90,6 +96,8 @@ PROGRAMS = {
     "row_sum": row_sum,
     "col_sum": col_sum,
     "softmax": softmax,
+    "middle_sum": middle_sum,
+    "big_rows": lambda: row_sum(512, 128),
     "elementwise": elementwise,
     "conv": conv,
 }
@@ -155,7 +163,7 @@ def test_no_rule_and_bad_arguments(monkeypatch):
 
 
 _SHAPES = st.sampled_from(["matmul_odd", "matmul_symbolic", "matmul_epilogue", "matmul_batch", "matmul_nt",
-                           "matmul_weight", "row_sum",
+                           "matmul_weight", "row_sum", "middle_sum", "big_rows",
                            "col_sum", "softmax", "elementwise", "conv"])  # fmt: skip
 
 
