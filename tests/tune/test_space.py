@@ -77,6 +77,13 @@ def conv(n=1, c=8, h=14, w=14, f=16):
     return te.create_prim_func([data, weight, topi.nn.conv2d(data, weight, 1, 1, 1)])
 
 
+def conv_relu(n=1, c=16, h=9, w=9, f=32, stride=2):
+    data = te.placeholder((n, c, h, w), name="data")
+    weight = te.placeholder((f, c, 3, 3), name="weight")
+    out = topi.nn.conv2d(data, weight, stride, 1, 1)
+    return te.create_prim_func([data, weight, te.compute(out.shape, lambda *i: te.max(out(*i), 0.0), name="R")])
+
+
 def attention(b=1, h=2, s=24, d=16):
     from graphc.topi import nn
 
@@ -100,6 +107,8 @@ PROGRAMS = {
     "big_rows": lambda: row_sum(512, 128),
     "elementwise": elementwise,
     "conv": conv,
+    "conv_relu": conv_relu,
+    "conv_wide": lambda: conv(1, 256, 6, 6, 32),
 }
 
 
@@ -163,7 +172,7 @@ def test_no_rule_and_bad_arguments(monkeypatch):
 
 
 _SHAPES = st.sampled_from(["matmul_odd", "matmul_symbolic", "matmul_epilogue", "matmul_batch", "matmul_nt",
-                           "matmul_weight", "row_sum", "middle_sum", "big_rows",
+                           "matmul_weight", "row_sum", "middle_sum", "big_rows", "conv_relu",
                            "col_sum", "softmax", "elementwise", "conv"])  # fmt: skip
 
 
