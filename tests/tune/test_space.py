@@ -81,7 +81,8 @@ def conv_relu(n=1, c=16, h=9, w=9, f=32, stride=2):
     data = te.placeholder((n, c, h, w), name="data")
     weight = te.placeholder((f, c, 3, 3), name="weight")
     out = topi.nn.conv2d(data, weight, stride, 1, 1)
-    return te.create_prim_func([data, weight, te.compute(out.shape, lambda *i: te.max(out(*i), 0.0), name="R")])
+    relu = te.compute(out.shape, lambda *i: te.max(out(*i), 0.0), name="R")
+    return te.create_prim_func([data, weight, relu])
 
 
 def attention(b=1, h=2, s=24, d=16):
@@ -109,6 +110,8 @@ PROGRAMS = {
     "conv": conv,
     "conv_relu": conv_relu,
     "conv_wide": lambda: conv(1, 256, 6, 6, 32),
+    "attention": attention,
+    "attention_odd": lambda: attention(2, 2, 37, 32),
 }
 
 
@@ -159,6 +162,23 @@ def test_replayed_decisions_rebuild_the_same_schedule():
     assert_structural_equal(again.mod, sch.mod)
 
 
+@pytest.mark.parametrize("name", ["matmul_odd", "conv_relu", "attention_odd", "softmax"])
+def test_mutated_decisions_replay_to_valid_schedules(name):
+    import random
+
+    from graphc.tir.schedule import mutate_decision
+
+    func = PROGRAMS[name]()
+    base = sample_schedule(func, AVX512, DefaultSampler())
+    insts = [inst for inst in base.trace.insts if inst.is_sample]
+    rng = random.Random(0)
+    for k, inst in enumerate(insts):
+        decisions = [i.decision for i in insts]
+        decisions[k] = mutate_decision(inst.info.kind, inst.decision, inst.info, rng)
+        sch = sample_schedule(func, AVX512, ReplaySampler(decisions, fallback=DefaultSampler()))
+        assert sch.trace.decisions()[k][1] == decisions[k]
+
+
 def test_no_rule_and_bad_arguments(monkeypatch):
     import graphc.tune.space as space
 
@@ -172,7 +192,7 @@ def test_no_rule_and_bad_arguments(monkeypatch):
 
 
 _SHAPES = st.sampled_from(["matmul_odd", "matmul_symbolic", "matmul_epilogue", "matmul_batch", "matmul_nt",
-                           "matmul_weight", "row_sum", "middle_sum", "big_rows", "conv_relu",
+                           "matmul_weight", "row_sum", "middle_sum", "big_rows", "conv_relu", "attention_odd",
                            "col_sum", "softmax", "elementwise", "conv"])  # fmt: skip
 
 
