@@ -55,6 +55,12 @@ def col_sum(n=40, m=72):
     return te.create_prim_func([A, te.compute((m,), lambda j: te.sum(A[k, j], axis=k), name="S")])
 
 
+def middle_sum(b=4, n=24, m=40):
+    A = te.placeholder((b, n, m), name="A")
+    k = te.reduce_axis((0, n), "k")
+    return te.create_prim_func([A, te.compute((b, m), lambda i, j: te.sum(A[i, k, j], axis=k), name="S")])
+
+
 def softmax(n=32, m=80):
     A = te.placeholder((n, m), name="A")
     return te.create_prim_func([A, topi.nn.softmax(A, axis=1)])
@@ -69,6 +75,14 @@ def conv(n=1, c=8, h=14, w=14, f=16):
     data = te.placeholder((n, c, h, w), name="data")
     weight = te.placeholder((f, c, 3, 3), name="weight")
     return te.create_prim_func([data, weight, topi.nn.conv2d(data, weight, 1, 1, 1)])
+
+
+def conv_relu(n=1, c=16, h=9, w=9, f=32, stride=2):
+    data = te.placeholder((n, c, h, w), name="data")
+    weight = te.placeholder((f, c, 3, 3), name="weight")
+    out = topi.nn.conv2d(data, weight, stride, 1, 1)
+    relu = te.compute(out.shape, lambda *i: te.max(out(*i), 0.0), name="R")
+    return te.create_prim_func([data, weight, relu])
 
 
 def attention(b=1, h=2, s=24, d=16):
@@ -90,8 +104,14 @@ PROGRAMS = {
     "row_sum": row_sum,
     "col_sum": col_sum,
     "softmax": softmax,
+    "middle_sum": middle_sum,
+    "big_rows": lambda: row_sum(512, 128),
     "elementwise": elementwise,
     "conv": conv,
+    "conv_relu": conv_relu,
+    "conv_wide": lambda: conv(1, 256, 6, 6, 32),
+    "attention": attention,
+    "attention_odd": lambda: attention(2, 2, 37, 32),
 }
 
 
@@ -142,6 +162,23 @@ def test_replayed_decisions_rebuild_the_same_schedule():
     assert_structural_equal(again.mod, sch.mod)
 
 
+@pytest.mark.parametrize("name", ["matmul_odd", "conv_relu", "attention_odd", "softmax"])
+def test_mutated_decisions_replay_to_valid_schedules(name):
+    import random
+
+    from graphc.tir.schedule import mutate_decision
+
+    func = PROGRAMS[name]()
+    base = sample_schedule(func, AVX512, DefaultSampler())
+    insts = [inst for inst in base.trace.insts if inst.is_sample]
+    rng = random.Random(0)
+    for k, inst in enumerate(insts):
+        decisions = [i.decision for i in insts]
+        decisions[k] = mutate_decision(inst.info.kind, inst.decision, inst.info, rng)
+        sch = sample_schedule(func, AVX512, ReplaySampler(decisions, fallback=DefaultSampler()))
+        assert sch.trace.decisions()[k][1] == decisions[k]
+
+
 def test_no_rule_and_bad_arguments(monkeypatch):
     import graphc.tune.space as space
 
@@ -155,7 +192,7 @@ def test_no_rule_and_bad_arguments(monkeypatch):
 
 
 _SHAPES = st.sampled_from(["matmul_odd", "matmul_symbolic", "matmul_epilogue", "matmul_batch", "matmul_nt",
-                           "matmul_weight", "row_sum",
+                           "matmul_weight", "row_sum", "middle_sum", "big_rows", "conv_relu", "attention_odd",
                            "col_sum", "softmax", "elementwise", "conv"])  # fmt: skip
 
 

@@ -447,9 +447,9 @@ def _chunk_candidates(sch: Schedule, m_0: LoopRV | None, chosen: int | None, cor
     return out, chosen
 
 
-def _k_candidates(extent, chosen: int | None) -> list:
+def _k_candidates(extent, chosen: int | None, smallest: int = 16) -> list:
     """The reduce-loop blocks a tuner may take: None (no block) or a divisor of a static K of at
-    least 16 (and below K).
+    least `smallest` (and below K).
 
     >>> _k_candidates(IntImm("int64", 768), None)
     [None, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384]
@@ -457,7 +457,7 @@ def _k_candidates(extent, chosen: int | None) -> list:
     out = [None]
     if isinstance(extent, IntImm):
         k = extent.value
-        out += [d for d in range(16, k) if k % d == 0]
+        out += [d for d in range(max(smallest, 2), k) if k % d == 0]
     if chosen not in out:
         out.append(chosen)
     return out
