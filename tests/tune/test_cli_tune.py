@@ -9,20 +9,21 @@ import pytest
 from graphc.cli import main
 
 pytest.importorskip("sklearn")
-pytestmark = pytest.mark.usefixtures("searchable_rules")
 
 
 @pytest.fixture(scope="module")
 def model(tmp_path_factory):
-    """An ONNX file: y = x @ W, x of shape (16, 32)."""
+    """An ONNX file: y = relu(x @ W + b), x of shape (16, 32) (W, b constants: W packed once)."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
     rng = np.random.default_rng(0)
     w = numpy_helper.from_array(rng.standard_normal((32, 32)).astype("float32"), "W")
-    nodes = [helper.make_node("MatMul", ["x", "W"], ["y"])]
+    b = numpy_helper.from_array(rng.standard_normal(32).astype("float32"), "b")
+    nodes = [helper.make_node("MatMul", ["x", "W"], ["h"]), helper.make_node("Add", ["h", "b"], ["a"]),
+             helper.make_node("Relu", ["a"], ["y"])]
     graph = helper.make_graph(nodes, "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [16, 32])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [16, 32])], [w])
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [16, 32])], [w, b])
     path = tmp_path_factory.mktemp("cli") / "mlp.onnx"
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
     return path
@@ -46,7 +47,16 @@ def test_tune_resumes_from_its_records_file_then_compile_applies_it(model, tmp_p
     assert "continuing" in capsys.readouterr().out
     exe = tmp_path / "mlp.graphc"
     assert main(["compile", str(model), "--tuning-records", str(records), "-o", str(exe)]) == 0
-    assert exe.exists()
+    import onnx
+    from onnx.reference import ReferenceEvaluator
+
+    import graphc
+    from graphc.vm import Executable
+
+    vm = graphc.relax.VirtualMachine(Executable.load(str(exe)), graphc.cpu())
+    x = np.random.default_rng(1).standard_normal((16, 32)).astype("float32")
+    (expected,) = ReferenceEvaluator(onnx.load(model)).run(None, {"x": x})
+    np.testing.assert_allclose(vm["main"](x).numpy(), expected, rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("args, message", [

@@ -22,7 +22,6 @@ from graphc.tune.measure import LocalRunner
 from graphc.tune.tasks import extract_tasks, workload_key
 
 pytest.importorskip("sklearn")
-pytestmark = pytest.mark.usefixtures("searchable_rules")
 
 SOURCE = '''
 @I.ir_module
@@ -46,7 +45,7 @@ def matmul_func(n=64):
 
 
 @pytest.fixture(scope="module")
-def tuned(tmp_path_factory, searchable_rules):
+def tuned(tmp_path_factory):
     """The two-matmul module tuned with 6 trials; (module, records path, database)."""
     mod = from_source(SOURCE)
     path = tmp_path_factory.mktemp("tune") / "records.json"
