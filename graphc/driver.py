@@ -131,7 +131,9 @@ def compile(model, target="llvm", *, example_inputs=None, dynamic_shapes=None, p
     repacking (and anything else computed from the weights alone) into
     `main_transform_params`, to run once when they are bound:
     `p = vm["main_transform_params"](*weights)`, then `vm["main"](x, *p)`.
-    `progress(message, done, total)`, if given, hears of each step
+    `tuning_records` (a records file or a `graphc.tune.Database`, written by `graphc.tune`):
+    each kernel with a record for this target gets its best tuned schedule, the others the
+    default one (docs/tuning.md). `progress(message, done, total)`, if given, hears of each step
     (the `graphc` command line draws it). The result runs as `exe(*inputs)` or in a
     `relax.VirtualMachine(exe, device)`; either returns what the model returns (one tensor,
     a tuple, a dict, ...).

@@ -108,6 +108,7 @@ class Database:
         self.path = None if path is None else os.fspath(path)
         self.records: list[TuningRecord] = []
         self._by_task: dict[tuple, list[TuningRecord]] = {}
+        self.last_run = None  # graphc.tune's report (api.TuneReport) of the run that filled it
         self.ignored_notes: list[str] = []  # why records were not applied (also warned, once each)
         self._noted: set = set()
         if self.path is not None and os.path.exists(self.path):
