@@ -68,36 +68,55 @@ def sample_schedule(func: PrimFunc, target, sampler=None) -> Schedule | None:
     """The schedule of `func` by the first of the target's default rules that applies, with
     `sampler` (default: DefaultSampler) taking the rule's decisions; None when no rule applies.
 
-    The rule is the one `ApplyDefaultSchedule` picks: when the rule that applies by default
-    declines under the sampled decisions, ScheduleError says so (a failed candidate, not a
-    silent switch to another rule). `sch.trace` holds the rule's sampling instructions;
-    `scheduled_func(sch, rule_of(...))` is the function `ApplyDefaultSchedule` would produce.
+    The rule is the one `ApplyDefaultSchedule` picks (found with the rules' own decisions,
+    remembered per function structure and target): when it declines under the sampled
+    decisions, ScheduleError says so (a failed candidate, not a silent switch to another rule).
+    `sch.trace` holds the rule's sampling instructions; `scheduled_func(sch, rule_of(...))` is
+    the function `ApplyDefaultSchedule` would produce.
     """
     if not isinstance(func, PrimFunc):
         raise TypeError(f"sample_schedule takes a PrimFunc, got {type(func).__name__}")
     target = Target.resolve(target)
     sampler = sampler if sampler is not None else DefaultSampler()
-    for rule in default_rules(target):
-        sch, infos, error = _run(rule, func, target, sampler)
-        if sch is not None:
-            return sch
-        if infos and not isinstance(sampler, DefaultSampler):
-            if _run(rule, func, target, DefaultSampler())[0] is not None:
-                raise ScheduleError(
-                    f"schedule rule {rule.name} applies to this function but declined under the sampled "
-                    f"decisions (after {len(infos)} sampling instructions)"
-                    + (f": {error}" if error is not None else "")
-                )
-    return None
+    rules = default_rules(target)
+    index = _default_rule(func, target, rules)
+    if index is None:
+        return None
+    sch, infos, error = _run(rules[index], func, target, sampler)
+    if sch is None:
+        why = f": {error}" if error is not None else ""
+        raise ScheduleError(
+            f"schedule rule {rules[index].name} applies to this function but declined under the sampled "
+            f"decisions (after {len(infos)} sampling instructions){why}"
+        )
+    return sch
+
+
+# (structural hash of the function, target) -> the index of the rule that schedules it by default
+_RULE_CACHE: dict = {}
+
+
+def _default_rule(func: PrimFunc, target: Target, rules) -> int | None:
+    """The index among `rules` of the first that applies with its own decisions (as
+    `ApplyDefaultSchedule` picks), remembered per function structure and target."""
+    from ..ir.structural import structural_digest
+
+    key = (structural_digest(func), target.resolved(), tuple(r.name for r in rules))
+    if key not in _RULE_CACHE:
+        if len(_RULE_CACHE) > 1024:
+            _RULE_CACHE.clear()
+        default = DefaultSampler()
+        applies = (k for k, rule in enumerate(rules) if _run(rule, func, target, default)[0] is not None)
+        _RULE_CACHE[key] = next(applies, None)
+    return _RULE_CACHE[key]
 
 
 def rule_of(func: PrimFunc, target) -> str | None:
     """The name of the default rule that schedules `func` on `target` (None: no rule applies)."""
     target = Target.resolve(target)
-    for rule in default_rules(target):
-        if _run(rule, func, target, DefaultSampler())[0] is not None:
-            return rule.name
-    return None
+    rules = default_rules(target)
+    index = _default_rule(func, target, rules)
+    return None if index is None else rules[index].name
 
 
 def scheduled_func(sch: Schedule, rule: str | None = None) -> PrimFunc:
@@ -113,11 +132,12 @@ def space_size(func: PrimFunc, target) -> int:
     of each sampling instruction's number of choices along the default schedule (choices that
     change later instructions' candidates make it an estimate). 1: nothing to tune."""
     target = Target.resolve(target)
-    for rule in default_rules(target):
-        sch, infos, _ = _run(rule, func, target, DefaultSampler())
-        if sch is not None:
-            return math.prod(info.num_choices() for info in infos)
-    return 1
+    rules = default_rules(target)
+    index = _default_rule(func, target, rules)
+    if index is None:
+        return 1
+    _, infos, _ = _run(rules[index], func, target, DefaultSampler())
+    return math.prod(info.num_choices() for info in infos)
 
 
 __all__ = ["rule_of", "sample_schedule", "scheduled_func", "space_size"]
