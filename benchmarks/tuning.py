@@ -211,14 +211,18 @@ def main() -> None:
         print(f"== {name}: tuning for {budget:.0f} s (records in {records_dir}/{name}.records)", flush=True)
         results[name] = runs[name](budget, os.path.join(records_dir, f"{name}.records"), args.repeat)
         print(results[name]["report"].summary(), flush=True)
-    print(f"\nhost CPU: {llvm.get_host_cpu_name()}, load average: {os.getloadavg()[0]:.2f} "
-          f"{os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
+        show(name, results[name]["rows"], llvm.get_host_cpu_name())
+    print("\nall:")
     for name, result in results.items():
-        rows = result["rows"]
-        tuned = rows["graphc tuned"]
-        print(f"{name}:")
-        for label, ms in rows.items():
-            print(f"  {label:<16} {ms:9.3f} ms   {ms / tuned:5.2f}x the tuned time")
+        show(name, result["rows"], llvm.get_host_cpu_name())
+
+
+def show(name: str, rows: dict, cpu: str) -> None:
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"{name} (host CPU {cpu}, load average {load}):")
+    tuned = rows["graphc tuned"]
+    for label, ms in rows.items():
+        print(f"  {label:<16} {ms:9.3f} ms   {ms / tuned:5.2f}x the tuned time", flush=True)
 
 
 if __name__ == "__main__":
