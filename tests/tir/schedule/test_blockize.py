@@ -95,7 +95,7 @@ def test_blockize_without_unit_iters():
         for i in range(32):
             with T.block("B_o"):
                 vi_o = T.axis.spatial(32, i)
-                vj_o = T.axis.spatial(1, 0)  # TVM keeps a unit outer iter, bound to its one value
+                vj_o = T.axis.spatial(1, 0)  # noqa: F841 - TVM keeps a unit outer iter, bound to its one value
                 T.reads(A[vi_o, 0:32])
                 T.writes(B[vi_o, 0:32])
                 for j in range(32):
@@ -128,7 +128,7 @@ def test_blockize_under_a_unit_loop(preserve):
     def expected(A: T.Buffer((16, 32), "float32"), B: T.Buffer((16, 32), "float32")):
         for i0, j0 in T.grid(1, 2):
             with T.block("B_o"):
-                vi_o = T.axis.spatial(1, i0 if preserve else 0)
+                vi_o = T.axis.spatial(1, i0 if preserve else 0)  # noqa: F841
                 vj_o = T.axis.spatial(2, j0)
                 T.reads(A[0:16, vj_o * 16 : vj_o * 16 + 16])
                 T.writes(B[0:16, vj_o * 16 : vj_o * 16 + 16])
