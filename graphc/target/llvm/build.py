@@ -78,10 +78,10 @@ def build_llvm(mod, target) -> Module:
         obj, ll = compile_ir(text, target)
         return Module(obj, metas, info, ll)
     texts, metas = [], []
-    for part in parts:
+    for index, part in enumerate(parts):
         llmod, part_metas = codegen_module(part, target)
         texts.append(str(llmod))
-        metas += part_metas
+        metas += [{**meta, "object": index} for meta in part_metas]  # the object defining it
     results = compile_many(texts, target)
     return Module([obj for obj, _ in results], metas, info, [ll for _, ll in results])
 
@@ -92,16 +92,11 @@ PARALLEL_MIN_CHARS = 400_000
 
 
 def parallel_parts() -> int:
-    """How many parts a large module is compiled in: `GRAPHC_COMPILE_JOBS` ("auto": the cores
-    this process may use), else 1 (no worker processes).
-
-    Off by default: ResNet-50 compiled in two parts ran into an illegal instruction (SIGILL in
-    a kernel of its first call; one part runs it correctly), not yet understood."""
+    """How many parts a large module is compiled in: `GRAPHC_COMPILE_JOBS` (a count, or "auto"),
+    by default one per core this process may use (1: no worker processes)."""
     setting = os.environ.get("GRAPHC_COMPILE_JOBS", "").strip()
     if setting.isdigit() and int(setting) > 0:
         return int(setting)
-    if setting != "auto":
-        return 1
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:
