@@ -164,7 +164,8 @@ class Module(RuntimeModule):
         ensure_jit()
         engines = []
         for obj in self.objects:
-            engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), _jit_target_machine(self.target, False))
+            machine = _jit_target_machine(self.target, False)
+            engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), machine)
             engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
             engine.finalize_object()
             engines.append(engine)

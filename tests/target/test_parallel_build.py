@@ -98,7 +98,8 @@ graphc.runtime.set_num_threads(2)
 funcs = {}
 for k in range(4):
     A = te.placeholder((1024, 512), name="A")
-    B = te.compute((1024, 512), lambda i, j: te.exp(A[i, j] * (0.25 * (k + 1))) + float(k) + 0.5 * j, name="B")
+    B = te.compute((1024, 512), lambda i, j: te.exp(A[i, j] * (0.25 * (k + 1))) + float(k) + 0.5 * j,
+                   name="B")
     sch = tir.Schedule(te.create_prim_func([A, B]))
     rows, cols = sch.get_loops(sch.get_block("B"))
     sch.parallel(rows)
