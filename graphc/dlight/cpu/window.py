@@ -123,7 +123,9 @@ def row_vector(extent: int, lanes: int) -> tuple[int, bool] | None:
     """(vector length, whether a predicated tail is needed) for an output row of `extent`.
 
     A power of two from `lanes` down to 4 that divides the row, else the whole row when it
-    is shorter than `lanes`, else `lanes` with a tail.
+    is shorter than `lanes`, else `lanes` with a tail. (A predicated tail costs more than
+    narrow vectors: 28 pixels as 16 + 12 masked took 0.145 ms for 192 depthwise channels,
+    as 7 x 4 0.083 ms.)
 
     >>> row_vector(56, 16), row_vector(112, 16), row_vector(7, 16), row_vector(100, 16), row_vector(3, 16)
     ((8, False), (16, False), (7, False), (4, False), None)
