@@ -290,7 +290,10 @@ def mark_stage_pipeline(block: Block | None) -> None:
         return
     _KNOWN_PIPELINES[id(block)] = block
     while len(_KNOWN_PIPELINES) > _KNOWN_LIMIT:
-        del _KNOWN_PIPELINES[next(iter(_KNOWN_PIPELINES))]
+        try:  # another thread may be changing the table: dropping the oldest is best effort
+            _KNOWN_PIPELINES.pop(next(iter(_KNOWN_PIPELINES)), None)
+        except (RuntimeError, StopIteration):
+            break
 
 
 def check_stage_pipeline(func, path: list, what: str) -> Block:
