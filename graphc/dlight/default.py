@@ -4,7 +4,7 @@
 a new rule reaches every user by being added here.
 
 >>> [rule.name for rule in default_rules("llvm")]
-['Attention', 'Matmul', 'Conv2d', 'Reduction', 'Fallback']
+['Attention', 'Matmul', 'Conv2d', 'Window', 'Reduction', 'Fallback']
 >>> default_schedule("llvm").info.name
 'ApplyDefaultSchedule'
 """
