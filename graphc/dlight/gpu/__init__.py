@@ -9,8 +9,10 @@ applies to every PrimFunc.
 """
 
 from .fallback import Fallback, FallbackConfig
+from .low_batch_gemv import LowBatchGEMV, LowBatchGEMVConfig
 from .matmul import GEMV, GEMVConfig, Matmul, MatmulConfig, match_matmul
 from .reduction import GeneralReduction, Reduction, ReductionConfig
+from .transpose import Transpose, TransposeConfig
 
 __all__ = [
     "GEMV",
@@ -18,9 +20,13 @@ __all__ = [
     "FallbackConfig",
     "GEMVConfig",
     "GeneralReduction",
+    "LowBatchGEMV",
+    "LowBatchGEMVConfig",
     "Matmul",
     "MatmulConfig",
     "Reduction",
     "ReductionConfig",
+    "Transpose",
+    "TransposeConfig",
     "match_matmul",
 ]

@@ -148,6 +148,14 @@ def _is_one(its: list) -> bool:
     return all(it.extent == 1 for it in its)
 
 
+def _few_rows(roles: _Roles) -> bool:
+    """A static row count of 2 to 16 against more columns: `LowBatchGEMV` takes it."""
+    from .low_batch_gemv import LowBatchGEMVConfig, short_rows
+
+    return (len(roles.i) == 1 and len(roles.j) == 1 and roles.i[0].extent is not None
+            and short_rows(roles, LowBatchGEMVConfig().max_rows))
+
+
 class Matmul(ScheduleRule):
     """Shared-memory tiled matrix products with register tiles (module docstring)."""
 
@@ -170,6 +178,8 @@ class Matmul(ScheduleRule):
         infos, roles = found
         if _is_one(roles.i) or _is_one(roles.j):
             return None  # GEMV's
+        if _few_rows(roles):
+            return None  # LowBatchGEMV's
         shared = 4 * cfg.k_tile * (cfg.threads_y * cfg.tile_i + cfg.threads_x * cfg.tile_j)
         if shared > target.max_shared_memory_per_block:
             return None

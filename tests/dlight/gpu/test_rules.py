@@ -10,7 +10,8 @@ from graphc.dlight import default_rules, gpu
 from graphc.target import Target
 from graphc.tir.schedule.state import walk
 
-ALL = [gpu.Matmul(), gpu.GEMV(), gpu.Reduction(), gpu.GeneralReduction(), gpu.Fallback()]
+ALL = [gpu.Matmul(), gpu.GEMV(), gpu.LowBatchGEMV(), gpu.Reduction(), gpu.GeneralReduction(), gpu.Transpose(),
+       gpu.Fallback()]
 
 
 def taken_by(func, target="opencl"):
@@ -32,8 +33,8 @@ def _bindings(func):
 
 def test_default_rules_follow_tvms_order_for_gpus():
     for target in ("cuda", "opencl"):
-        assert [r.name for r in default_rules(target)] == ["Matmul", "GEMV", "Reduction", "GeneralReduction",
-                                                           "Fallback"]
+        assert [r.name for r in default_rules(target)] == ["Matmul", "GEMV", "LowBatchGEMV", "Reduction",
+                                                           "GeneralReduction", "Transpose", "Fallback"]
     assert [r.name for r in default_rules("llvm")] == ["Attention", "Matmul", "Conv2d", "Reduction",
                                                        "Fallback"]
 
@@ -212,9 +213,80 @@ def test_gemv_takes_batch_one_linear_layers():
     np.testing.assert_allclose(dev, cpu, rtol=1e-5, atol=1e-5)
 
 
+# -- LowBatchGEMV --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("epilogue", [True, False])
+@pytest.mark.parametrize("rows", [2, 5, 16, None])
+def test_low_batch_gemv_takes_a_few_rows(rows, epilogue):
+    m = rows if rows is not None else tir.Var("m", "int32")
+    func = _dense(m, 300, 200) if epilogue else _matmul_nt(m, 300, 200)
+    if rows is not None:
+        assert gpu.Matmul().apply(func, Target("opencl"), False) is None
+        assert taken_by(func) == "LowBatchGEMV"
+        scheduled = schedule(func, [gpu.LowBatchGEMV()])
+        scopes = {b.scope for s in _stmts(scheduled, tir.Block) for b in s.alloc_buffers}
+        assert scopes == ({"local"} if epilogue else set())  # the product's rows stay in the block
+    else:  # a symbolic row count may be long: Matmul comes first in the default order
+        assert taken_by(func) == "Matmul"
+    out = 3 if epilogue else 2
+    shapes = None if rows else {0: (5, 200), out: (5, 300)}
+    (cpu,), (dev,) = run_both(func, [gpu.LowBatchGEMV()], [out], shapes=shapes)
+    np.testing.assert_allclose(dev, cpu, rtol=1e-5, atol=1e-5)
+
+
+def test_low_batch_gemv_declines_long_rows_and_short_columns():
+    for func in (_dense(17, 300, 200), _dense(4, 12, 200), _dense(1, 300, 200)):
+        assert gpu.LowBatchGEMV().apply(func, Target("opencl"), False) is None
+    assert taken_by(_dense(17, 300, 200)) == "Matmul"
+
+
+def _matmul_nt(m, n, k):
+    A = te.placeholder((m, k), name="A")
+    W = te.placeholder((n, k), name="W")
+    r = te.reduce_axis((0, k), "r")
+    C = te.compute((m, n), lambda i, j: te.sum(A[i, r] * W[j, r], axis=r), name="C")
+    return te.create_prim_func([A, W, C])
+
+
+# -- Transpose -------------------------------------------------------------------------------------
+
+def _transposes():
+    n = tir.Var("n", "int32")
+    A = te.placeholder((70, 100), name="A")
+    yield te.create_prim_func([A, te.compute((100, 70), lambda i, j: A[j, i] * 2.0, name="B")]), None
+    A = te.placeholder((n, 40, 64), name="A")
+    B = te.compute((n, 64, 40), lambda z, i, j: A[z, j, i], name="B")
+    yield te.create_prim_func([A, B]), {0: (3, 40, 64), 1: (3, 64, 40)}
+    A = te.placeholder((2, 48, 3, 64), name="A")  # attention's [batch, seq, heads, dim] -> [b, h, d, s]
+    B = te.compute((2, 3, 64, 48), lambda a, h, d, s: A[a, s, h, d] + 1.0, name="B")
+    yield te.create_prim_func([A, B]), None
+
+
+@pytest.mark.parametrize("case", range(3))
+def test_transpose_stages_tiles_in_shared_memory(case):
+    func, shapes = list(_transposes())[case]
+    assert taken_by(func) == "Transpose"
+    scheduled = schedule(func, [gpu.Transpose()])
+    assert {b.scope for s in _stmts(scheduled, tir.Block) for b in s.alloc_buffers} == {"shared"}
+    assert _bindings(scheduled) == {"blockIdx.x", "threadIdx.x", "threadIdx.y"}
+    (cpu,), (dev,) = run_both(func, [gpu.Transpose()], [1], shapes=shapes)
+    np.testing.assert_array_equal(dev, cpu)
+
+
+def test_transpose_declines_copies_and_short_axes():
+    A = te.placeholder((64, 64), name="A")
+    copy = te.create_prim_func([A, te.compute((64, 64), lambda i, j: A[i, j] + 1.0, name="B")])
+    C = te.placeholder((64, 3), name="C")
+    short = te.create_prim_func([C, te.compute((3, 64), lambda i, j: C[j, i], name="D")])
+    for func in (copy, short):
+        assert gpu.Transpose().apply(func, Target("opencl"), False) is None
+        assert taken_by(func) == "Fallback"
+
+
 def test_matmul_and_reduction_kernels_compile_to_cubins_without_spills():
     funcs = {"dense": _dense(128, 768, 768), "bmm": _batch_matmul(12, 128, 64, 128),
-             "softmax": _softmax(128, 512), "gemv": _dense(1, 768, 768)}
+             "softmax": _softmax(128, 512), "gemv": _dense(1, 768, 768), "low_batch": _dense(8, 768, 768),
+             "transpose": list(_transposes())[2][0]}
     mod = IRModule({name: schedule(f, ALL, "cuda").with_attr("global_symbol", name)
                     for name, f in funcs.items()})
     usage = check_cubins(mod)
