@@ -10,7 +10,7 @@ from graphc.dlight import default_rules, gpu
 from graphc.target import Target
 from graphc.tir.schedule.state import walk
 
-ALL = [gpu.Matmul(), gpu.GEMV(), gpu.LowBatchGEMV(), gpu.Reduction(), gpu.GeneralReduction(), gpu.Transpose(),
+ALL = [gpu.Matmul(), gpu.Conv2d(), gpu.GEMV(), gpu.LowBatchGEMV(), gpu.Reduction(), gpu.GeneralReduction(), gpu.Transpose(),
        gpu.Fallback()]
 
 
@@ -33,7 +33,7 @@ def _bindings(func):
 
 def test_default_rules_follow_tvms_order_for_gpus():
     for target in ("cuda", "opencl"):
-        assert [r.name for r in default_rules(target)] == ["Matmul", "GEMV", "LowBatchGEMV", "Reduction",
+        assert [r.name for r in default_rules(target)] == ["Matmul", "Conv2d", "GEMV", "LowBatchGEMV", "Reduction",
                                                            "GeneralReduction", "Transpose", "Fallback"]
     assert [r.name for r in default_rules("llvm")] == ["Attention", "Matmul", "Conv2d", "Reduction",
                                                        "Fallback"]
@@ -289,6 +289,70 @@ def test_matmul_and_reduction_kernels_compile_to_cubins_without_spills():
              "transpose": list(_transposes())[2][0]}
     mod = IRModule({name: schedule(f, ALL, "cuda").with_attr("global_symbol", name)
                     for name, f in funcs.items()})
+    usage = check_cubins(mod)
+    for info in usage.values():
+        assert all(u["smem"] <= 48 * 1024 for u in info.values()), info
+
+
+# -- Conv2d ------------------------------------------------------------------------------------------
+
+def _conv(n, c, size, o, k, stride, pad, groups, relu=True):
+    from graphc import topi
+
+    x = te.placeholder((n, c, size, size), name="x")
+    w = te.placeholder((o, c // groups, k, k), name="w")
+    b = te.placeholder((o,), name="b")
+    y = topi.nn.conv2d(x, w, strides=stride, padding=pad, groups=groups)
+    if not relu:
+        return te.create_prim_func([x, w, y])
+    out = te.compute(y.shape, lambda a, q, i, j: te.max(y[a, q, i, j] + b[q], 0.0), name="relu")
+    return te.create_prim_func([x, w, b, out])
+
+
+CONVS = {"3x3 padded": (1, 8, 14, 16, 3, 1, 1, 1), "strided grouped": (2, 8, 15, 12, 3, 2, 1, 2),
+         "depthwise": (1, 16, 9, 16, 3, 1, 1, 16), "1x1": (1, 6, 8, 10, 1, 1, 0, 1),
+         "7x7 stem": (1, 3, 16, 8, 7, 2, 3, 1)}
+
+
+@pytest.mark.parametrize("relu", [True, False])
+@pytest.mark.parametrize("case", sorted(CONVS))
+def test_conv2d_register_tiles_with_the_epilogue(case, relu):
+    func = _conv(*CONVS[case], relu=relu)
+    assert taken_by(func) == "Conv2d"
+    scheduled = schedule(func, [gpu.Conv2d()])
+    assert {b.scope for s in _stmts(scheduled, tir.Block) for b in s.alloc_buffers} == {"local"}
+    assert _bindings(scheduled) == {"blockIdx.x", "threadIdx.x", "threadIdx.y"}
+    out = 3 if relu else 2
+    (cpu,), (dev,) = run_both(func, [gpu.Conv2d()], [out])
+    np.testing.assert_allclose(dev, cpu, rtol=1e-5, atol=1e-5)
+
+
+def test_conv2d_with_a_symbolic_batch():
+    from graphc import topi
+
+    n = tir.Var("n", "int32")
+    x = te.placeholder((n, 4, 10, 10), name="x")
+    w = te.placeholder((8, 4, 3, 3), name="w")
+    func = te.create_prim_func([x, w, topi.nn.conv2d(x, w, padding=1)])
+    assert taken_by(func) == "Conv2d"
+    (cpu,), (dev,) = run_both(func, [gpu.Conv2d()], [2], shapes={0: (3, 4, 10, 10), 2: (3, 8, 10, 10)})
+    np.testing.assert_allclose(dev, cpu, rtol=1e-5, atol=1e-5)
+
+
+def test_conv2d_leaves_matrix_products_and_pooling_alone():
+    from graphc import topi
+
+    x = te.placeholder((1, 8, 12, 12), name="x")
+    pool = te.create_prim_func([x, topi.nn.pool(x, "max", 2, strides=2)])
+    for func in (_dense(64), _dense(1), pool):
+        assert gpu.Conv2d().apply(func, Target("opencl"), False) is None
+
+
+def test_conv2d_kernels_compile_to_cubins_without_spills():
+    funcs = {"conv3x3": _conv(1, 64, 56, 64, 3, 1, 1, 1), "stem": _conv(1, 3, 224, 64, 7, 2, 3, 1),
+             "conv1x1_7": _conv(1, 512, 7, 2048, 1, 1, 0, 1), "depthwise": _conv(1, 32, 28, 32, 3, 1, 1, 32)}
+    mod = IRModule({name: schedule(f, ALL, "cuda").with_attr("global_symbol", name) for name, f in funcs.items()})
+    assert all(f.attrs["dlight.rule"] == "Conv2d" for f in mod.functions.values()), mod
     usage = check_cubins(mod)
     for info in usage.values():
         assert all(u["smem"] <= 48 * 1024 for u in info.values()), info
