@@ -199,7 +199,8 @@ def schedule_conv(sch: Schedule, infos: list, roles: _ConvRoles, cfg: ConvConfig
     else:
         tiles, threads, blocks = [io], [tx], [bw]
     # symbolic extents outermost: the fused block index then divides by constants only
-    outer = sorted([*[it.loop_rv for it in rest], bo, *blocks], key=lambda lp: isinstance(sch.get(lp).extent, IntImm))
+    outer = sorted([*[it.loop_rv for it in rest], bo, *blocks],
+                   key=lambda lp: isinstance(sch.get(lp).extent, IntImm))
     sch.reorder(*outer, to, *threads, *reduce, *tiles)
     bx = sch.fuse(*outer) if len(outer) > 1 else outer[0]
     tp = sch.fuse(*threads) if len(threads) > 1 else threads[0]

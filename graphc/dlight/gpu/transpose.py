@@ -133,7 +133,8 @@ def _schedule(sch: Schedule, info, read: int, la, lb, b_axis: int, cfg: Transpos
     staged = sch.cache_read(block, read, "shared")
     sch.compute_at(staged, bx)
     loops = sch.get_loops(staged)[1:]
-    loops = [lp for lp in loops if not (isinstance(sch.get(lp).extent, IntImm) and sch.get(lp).extent.value == 1)]
+    loops = [lp for lp in loops
+             if not (isinstance(sch.get(lp).extent, IntImm) and sch.get(lp).extent.value == 1)]
     if len(loops) != 2:
         raise ScheduleError("the shared tile of a transpose is not two-dimensional")
     row, col = loops  # the input's order: `col` runs along its innermost axis

@@ -10,8 +10,8 @@ from graphc.dlight import default_rules, gpu
 from graphc.target import Target
 from graphc.tir.schedule.state import walk
 
-ALL = [gpu.Matmul(), gpu.Conv2d(), gpu.GEMV(), gpu.LowBatchGEMV(), gpu.Reduction(), gpu.GeneralReduction(), gpu.Transpose(),
-       gpu.Fallback()]
+ALL = [gpu.Matmul(), gpu.Conv2d(), gpu.GEMV(), gpu.LowBatchGEMV(), gpu.Reduction(), gpu.GeneralReduction(),
+       gpu.Transpose(), gpu.Fallback()]
 
 
 def taken_by(func, target="opencl"):
@@ -33,8 +33,9 @@ def _bindings(func):
 
 def test_default_rules_follow_tvms_order_for_gpus():
     for target in ("cuda", "opencl"):
-        assert [r.name for r in default_rules(target)] == ["Matmul", "Conv2d", "GEMV", "LowBatchGEMV", "Reduction",
-                                                           "GeneralReduction", "Transpose", "Fallback"]
+        assert [r.name for r in default_rules(target)] == ["Matmul", "Conv2d", "GEMV", "LowBatchGEMV",
+                                                           "Reduction", "GeneralReduction", "Transpose",
+                                                           "Fallback"]
     assert [r.name for r in default_rules("llvm")] == ["Attention", "Matmul", "Conv2d", "Reduction",
                                                        "Fallback"]
 
@@ -351,7 +352,8 @@ def test_conv2d_leaves_matrix_products_and_pooling_alone():
 def test_conv2d_kernels_compile_to_cubins_without_spills():
     funcs = {"conv3x3": _conv(1, 64, 56, 64, 3, 1, 1, 1), "stem": _conv(1, 3, 224, 64, 7, 2, 3, 1),
              "conv1x1_7": _conv(1, 512, 7, 2048, 1, 1, 0, 1), "depthwise": _conv(1, 32, 28, 32, 3, 1, 1, 32)}
-    mod = IRModule({name: schedule(f, ALL, "cuda").with_attr("global_symbol", name) for name, f in funcs.items()})
+    mod = IRModule({name: schedule(f, ALL, "cuda").with_attr("global_symbol", name)
+                    for name, f in funcs.items()})
     assert all(f.attrs["dlight.rule"] == "Conv2d" for f in mod.functions.values()), mod
     usage = check_cubins(mod)
     for info in usage.values():
