@@ -37,7 +37,7 @@ convolution written as a matrix product, a linear layer) is left to the matrix r
 >>> x = te.placeholder((1, 16, 14, 14), name="x"); w = te.placeholder((32, 16, 3, 3), name="w")
 >>> func = te.create_prim_func([x, w, topi.nn.conv2d(x, w, padding=1)])
 >>> sch = Conv2d().apply(func, Target("cuda"), False)
->>> [sch.get(lp).thread_binding.thread_tag for lp in sch.get_loops(sch.get_block("conv2d"))[:3]]
+>>> [sch.get(lp).thread_binding.thread_tag for lp in sch.get_loops(sch.get_block("conv2d_update"))[:3]]
 ['blockIdx.x', 'threadIdx.y', 'threadIdx.x']
 """
 
@@ -215,6 +215,12 @@ def schedule_conv(sch: Schedule, infos: list, roles: _ConvRoles, cfg: ConvConfig
         except ScheduleError:
             pass
     sch.reverse_compute_at(local, tp)
+    for lp in [*tiles, *sch.get_loops(local)[3:]]:  # the tile's loops unrolled: its array in registers
+        sch.unroll(lp)
+    try:  # the tile zeroed once before the reduction rather than tested on every step
+        sch.decompose_reduction(block, reduce[0])
+    except ScheduleError:
+        pass
     for info in infos[1:]:  # an epilogue that would not fold: the same threads, after the tiles
         try:
             rv = sch.get_block(info.name)
