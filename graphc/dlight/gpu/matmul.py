@@ -15,6 +15,9 @@ threads together. The epilogue is folded into the write-back of the register til
 of a language model) gives each output element a thread block whose threads split `k` and
 fold their partial sums with an allreduce (the `Reduction` rule's schedule).
 
+A function holding several products (attention: scores, softmax, weighted sum) is `Matmul`'s
+too: each product tiled as its own kernel, the blocks between them as rows (`products.py`).
+
 >>> from graphc import te
 >>> from graphc.target import Target
 >>> A = te.placeholder((64, 32), name="A"); B = te.placeholder((32, 48), name="B")
@@ -173,8 +176,10 @@ class Matmul(ScheduleRule):
             found = _find(sch)
         except ScheduleError:
             return None
-        if found is None:
-            return None
+        if found is None:  # several products in one function (attention): products.py
+            from .products import schedule_products
+
+            return schedule_products(func, target, cfg)
         infos, roles = found
         if _is_one(roles.i) or _is_one(roles.j):
             return None  # GEMV's
@@ -229,7 +234,7 @@ def tile_matmul(sch: Schedule, infos: list, roles: _Roles, cfg: MatmulConfig) ->
             sch.bind(tx, "threadIdx.x")
     for buf in staged_bufs:
         index = next(n for n, r in enumerate(sch.get(block).reads) if r.buffer is buf)
-        staged = sch.cache_read(block, index, "shared")
+        staged = sch.cache_read(block, index, "shared", consumer_blocks=[block])  # others read it too
         sch.compute_at(staged, ko)
         loops = sch.get_loops(staged)[2:]  # below bx, ko
         fused = sch.fuse(*loops) if len(loops) > 1 else loops[0]

@@ -358,3 +358,50 @@ def test_conv2d_kernels_compile_to_cubins_without_spills():
     usage = check_cubins(mod)
     for info in usage.values():
         assert all(u["smem"] <= 48 * 1024 for u in info.values()), info
+
+
+# -- Matmul on several products (attention) --------------------------------------------------------
+
+def _attention(batch, heads, seq, dim):
+    """Scores, softmax and weighted sum in one function, laid out as the Relax `attention` op is
+    ([batch, seq, heads, dim] in and out)."""
+    Q = te.placeholder((batch, seq, heads, dim), name="Q")
+    K = te.placeholder((batch, seq, heads, dim), name="K")
+    V = te.placeholder((batch, seq, heads, dim), name="V")
+    d, j1, j2, j3 = (te.reduce_axis((0, n), name) for n, name in ((dim, "d"), (seq, "j1"), (seq, "j2"),
+                                                                    (seq, "j3")))
+    S = te.compute((batch, heads, seq, seq), lambda b, h, i, j: te.sum(Q[b, i, h, d] * K[b, j, h, d], axis=d),
+                   name="score")
+    M = te.compute((batch, heads, seq), lambda b, h, i: te.max(S[b, h, i, j1], axis=j1), name="row_max")
+    E = te.compute((batch, heads, seq, seq), lambda b, h, i, j: te.exp(S[b, h, i, j] - M[b, h, i]),
+                   name="exp")
+    Z = te.compute((batch, heads, seq), lambda b, h, i: te.sum(E[b, h, i, j2], axis=j2), name="row_sum")
+    P = te.compute((batch, heads, seq, seq), lambda b, h, i, j: E[b, h, i, j] / Z[b, h, i], name="softmax")
+    out = te.compute((batch, seq, heads, dim),
+                   lambda b, i, h, e: te.sum(P[b, h, i, j3] * V[b, j3, h, e], axis=j3), name="out")
+    return te.create_prim_func([Q, K, V, out])
+
+
+@pytest.mark.parametrize("seq", [24, None])
+def test_matmul_tiles_both_products_of_attention(seq):
+    n = seq if seq is not None else tir.Var("n", "int32")
+    func = _attention(1, 2, n, 16)
+    if seq is None:  # a symbolic sequence: both of the scores' axes are symbolic, which tiling refuses
+        assert gpu.Matmul().apply(func, Target("opencl"), False) is None
+        (cpu,), (dev,) = run_both(func, [gpu.Fallback()], [3], shapes={k: (1, 20, 2, 16) for k in range(4)})
+        np.testing.assert_allclose(dev, cpu, rtol=1e-4, atol=1e-6)
+        return
+    assert taken_by(func) == "Matmul"
+    scheduled = schedule(func, [gpu.Matmul()])
+    assert sum(1 for s in _stmts(scheduled, tir.Block) for b in s.alloc_buffers if b.scope == "shared") == 4
+    (cpu,), (dev,) = run_both(func, [gpu.Matmul()], [3])
+    np.testing.assert_allclose(dev, cpu, rtol=1e-4, atol=1e-6)
+
+
+def test_attention_kernels_compile_to_cubins_without_spills():
+    mod = IRModule({"attention": schedule(_attention(1, 12, 128, 64), [gpu.Matmul()], "cuda")
+                    .with_attr("global_symbol", "attention")})
+    usage = check_cubins(mod)
+    for info in usage.values():
+        assert all(u["smem"] <= 48 * 1024 for u in info.values()), info
+        assert all(u["registers"] < 128 for u in info.values()), info  # no whole product in one thread
