@@ -54,6 +54,10 @@ class MatmulConfig:
     tile_i: int = 2
     tile_j: int = 2
     k_tile: int = 16
+    # a `large_tile x large_tile` register tile instead when the rows and columns are static and
+    # still give `large_min_blocks` thread blocks (enough to fill a GPU's multiprocessors)
+    large_tile: int = 4
+    large_min_blocks: int = 512
 
 
 @dataclass(frozen=True)
@@ -151,6 +155,23 @@ def _is_one(its: list) -> bool:
     return all(it.extent == 1 for it in its)
 
 
+def _larger_tiles(cfg: MatmulConfig, roles: _Roles) -> MatmulConfig:
+    """`cfg` with the large register tile when the shapes allow (see MatmulConfig), else `cfg`."""
+    import dataclasses
+
+    extents = [it.extent for it in (*roles.batch, *roles.i, *roles.j)]
+    if cfg.large_tile <= max(cfg.tile_i, cfg.tile_j) or None in extents:
+        return cfg
+    rows = cfg.threads_y * cfg.large_tile
+    cols = cfg.threads_x * cfg.large_tile
+    blocks = -(-roles.i[0].extent // rows) * -(-roles.j[0].extent // cols)
+    for it in roles.batch:
+        blocks *= it.extent
+    if blocks < cfg.large_min_blocks:
+        return cfg
+    return dataclasses.replace(cfg, tile_i=cfg.large_tile, tile_j=cfg.large_tile)
+
+
 def _few_rows(roles: _Roles) -> bool:
     """A static row count of 2 to 16 against more columns: `LowBatchGEMV` takes it."""
     from .low_batch_gemv import LowBatchGEMVConfig, short_rows
@@ -185,6 +206,7 @@ class Matmul(ScheduleRule):
             return None  # GEMV's
         if _few_rows(roles):
             return None  # LowBatchGEMV's
+        cfg = _larger_tiles(cfg, roles)
         shared = 4 * cfg.k_tile * (cfg.threads_y * cfg.tile_i + cfg.threads_x * cfg.tile_j)
         if shared > target.max_shared_memory_per_block:
             return None

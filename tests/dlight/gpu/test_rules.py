@@ -405,3 +405,18 @@ def test_attention_kernels_compile_to_cubins_without_spills():
     for info in usage.values():
         assert all(u["smem"] <= 48 * 1024 for u in info.values()), info
         assert all(u["registers"] < 128 for u in info.values()), info  # no whole product in one thread
+
+
+def test_matmul_takes_larger_register_tiles_when_there_are_enough_blocks():
+    func = _batch_matmul(3, 100, 90, 40)
+    large = gpu.Matmul(gpu.MatmulConfig(large_min_blocks=1))
+    scheduled = schedule(func, [large])
+    local = [b for s in _stmts(scheduled, tir.Block) for b in s.alloc_buffers if b.scope == "local"]
+    loops = [s for s in _stmts(scheduled, tir.For) if s.kind != tir.ForKind.THREAD_BINDING]
+    assert local and any(int(lp.extent) == 4 for lp in loops)  # the 4 x 4 register tile
+    (cpu,), (dev,) = run_both(func, [large], [2])
+    np.testing.assert_allclose(dev, cpu, rtol=1e-5, atol=1e-5)
+    usage = check_cubins(IRModule({"bmm": schedule(_batch_matmul(16, 512, 512, 512), ALL, "cuda")
+                                   .with_attr("global_symbol", "bmm")}))
+    for info in usage.values():  # 16 x 8 x 8 blocks of 64 x 64: the large tiles, without spills
+        assert all(u["smem"] == 4 * 16 * 128 for u in info.values()), info
