@@ -220,7 +220,9 @@ class Matmul(ScheduleRule):
 
 def tile_matmul(sch: Schedule, infos: list, roles: _Roles, cfg: MatmulConfig) -> None:
     block = roles.info.block_rv
-    batch = [it.loop_rv for it in roles.batch]
+    # unit batch axes stay out of the fused block index: `b // 192` beside `b % 192 // 16` would
+    # keep buffer compaction from seeing that the staged tiles are one head wide
+    batch = [it.loop_rv for it in roles.batch if it.extent != 1]
     i_loops, j_loops = [it.loop_rv for it in roles.i], [it.loop_rv for it in roles.j]
     sch.reorder(*batch, *i_loops, *j_loops, roles.k.loop_rv)
     i = sch.fuse(*i_loops) if len(i_loops) > 1 else i_loops[0]
@@ -245,11 +247,11 @@ def tile_matmul(sch: Schedule, infos: list, roles: _Roles, cfg: MatmulConfig) ->
         except ScheduleError:
             pass
     sch.reverse_compute_at(local, bx)
-    _bind_tile(sch, sch.get_loops(local)[1:], cfg, roles.i_first)
+    _bind_tile(sch, _below(sch, local, bx), cfg, roles.i_first)
     for info in infos[1:]:  # an epilogue that would not fold: the same threads, after the tile
         if _exists(sch, info.name):
             sch.reverse_compute_at(sch.get_block(info.name), bx)
-            loops = sch.get_loops(sch.get_block(info.name))[1:]
+            loops = _below(sch, sch.get_block(info.name), bx)
             fused = sch.fuse(*loops) if len(loops) > 1 else loops[0]
             _, ty, tx = sch.split(fused, [None, cfg.threads_y, cfg.threads_x])
             sch.bind(ty, "threadIdx.y")
@@ -258,7 +260,7 @@ def tile_matmul(sch: Schedule, infos: list, roles: _Roles, cfg: MatmulConfig) ->
         index = next(n for n, r in enumerate(sch.get(block).reads) if r.buffer is buf)
         staged = sch.cache_read(block, index, "shared", consumer_blocks=[block])  # others read it too
         sch.compute_at(staged, ko)
-        loops = sch.get_loops(staged)[2:]  # below bx, ko
+        loops = _below(sch, staged, ko)
         fused = sch.fuse(*loops) if len(loops) > 1 else loops[0]
         _, ty, tx = sch.split(fused, [None, cfg.threads_y, cfg.threads_x])
         sch.bind(ty, "threadIdx.y")
@@ -277,6 +279,13 @@ def _bind_tile(sch: Schedule, loops: list, cfg: MatmulConfig, i_first: bool) -> 
     sch.reorder(ty, tx)
     sch.bind(ty, "threadIdx.y")
     sch.bind(tx, "threadIdx.x")
+
+
+def _below(sch: Schedule, block, loop) -> list:
+    """The loops around `block` inside `loop`."""
+    loops = sch.get_loops(block)
+    var = sch.get(loop).loop_var
+    return loops[next(n for n, lp in enumerate(loops) if sch.get(lp).loop_var is var) + 1:]
 
 
 def _unit(sch: Schedule, loop) -> bool:
