@@ -22,12 +22,11 @@ import warnings
 import torch
 
 import graphc
-import graphc.frontend.torch as graphc_torch
-from graphc import relax, tir
+from graphc import tir
 from graphc.dlight import default_rules
 from graphc.dlight.base import try_inline
+from graphc.driver import compile_to
 from graphc.relax.expr_functor import ExprVisitor
-from graphc.relax.transform import InlinePermuteIntoConsumers
 from graphc.target import Target
 from graphc.tir.analysis.launch import thread_launches
 
@@ -103,11 +102,12 @@ def report(name: str, small: bool, arch: str) -> None:
     torch.manual_seed(0)
     model, inputs = build_model(name, small)
     t0 = time.perf_counter()
-    mod = graphc_torch.from_exported_program(torch.export.export(_First(model).eval(), inputs))
-    mod = InlinePermuteIntoConsumers()(relax.get_pipeline("zero")(mod))
+    target = Target(f"cuda -arch={arch}")
+    # the kernels `graphc.compile` schedules (inference batch norm decomposed, fused, permutes inlined)
+    mod = compile_to(torch.export.export(_First(model).eval(), inputs), "fused", target=target,
+                     progress=lambda *args: None)
     calls = _Calls()
     calls.visit_expr(mod["main"])
-    target = Target(f"cuda -arch={arch}")
     rules = default_rules(target)
     scheduled, taken, flops = {}, {}, {}
     for gv, func in mod.items():
