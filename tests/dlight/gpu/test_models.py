@@ -174,3 +174,19 @@ def test_model_compiles_to_cubins_without_spills(name):
         spills = [k for k, u in info.items() if u[arch]["spill_stores"] or u[arch]["spill_loads"]]
         assert not spills, spills
         assert all(u[arch]["smem"] <= 48 * 1024 for u in info.values())
+
+
+def test_layout_change_uses_transpose(rules_used):
+    """A model whose output is a permuted activation (channels-last out of channels-first)
+    goes through Transpose."""
+
+    class ToChannelsLast(torch.nn.Module):
+        def forward(self, x):
+            return torch.relu(x).permute(0, 2, 3, 1)
+
+    x = torch.randn(2, 48, 6, 40)
+    exe = graphc.compile(torch.export.export(ToChannelsLast().eval(), (x,)), target="opencl")
+    assert "Transpose" in rules_used, rules_used
+    out = graphc.relax.VirtualMachine(exe, opencl_device())["main"](x.numpy())
+    out = out[0] if isinstance(out, tuple) else out
+    np.testing.assert_array_equal(out.numpy(), torch.relu(x).permute(0, 2, 3, 1).numpy())
