@@ -22,7 +22,8 @@ def default_rules(target: str | dict | Target | None = None) -> list[ScheduleRul
     if target.is_cpu:
         return [cpu.Attention(), cpu.Matmul(), cpu.Conv2d(), cpu.Window(), cpu.Reduction(), cpu.Fallback()]
     if target.is_gpu:
-        return [gpu.Matmul(), gpu.GEMV(), gpu.Reduction(), gpu.GeneralReduction(), gpu.Fallback()]
+        return [gpu.Matmul(), gpu.Conv2d(), gpu.GEMV(), gpu.LowBatchGEMV(), gpu.Reduction(),
+                gpu.GeneralReduction(), gpu.Transpose(), gpu.Fallback()]
     return []
 
 
