@@ -26,7 +26,9 @@ The score and probability tiles are stored key-major (`transform_layout`), so th
 reductions and the normalisation run on whole vectors whatever the key count (197 for
 ViT): only the last group of keys and the last tile of queries are partial, and those are
 peeled into loops of their own. Each head's K and V rows are read once per tile from L2.
-The rule declines functions of another shape or dtype.
+The rule declines functions of another shape or dtype. The row tile TI, the weighted sum's
+register tile `[mr, nv]` and the score kernel's group of keys are sampling instructions with
+these choices as their decisions (see `graphc.tune`).
 
 >>> from graphc import te
 >>> from graphc.target import Target
@@ -47,7 +49,7 @@ from ...tir.schedule import BlockRV, LoopRV, Schedule
 from ..base import ScheduleRule, get_block_info, normalize_prim_func
 from ..base.analysis import block_realize, block_regions, uses_var
 from .gemm_analysis import GemmRoles, gemm_roles
-from .matmul import _dividing_rows, _loops_by_var, _vectorize_inner, tile_shape
+from .matmul import _dividing_rows, _loops_by_var, _vectorize_inner, sampled, tile_shape
 from .utils import decompose_at_first_reduce, output_dtype, vector_lanes, vector_registers
 
 
@@ -65,6 +67,8 @@ class Attention(ScheduleRule):
         try:
             _schedule(sch, parts, target)
         except ScheduleError:
+            if sampled(sch):
+                raise  # a tuner's decisions failed: the candidate fails, saying why
             return None
         return sch
 
@@ -125,6 +129,13 @@ def _schedule(sch: Schedule, parts: dict, target) -> None:
     mr = tile_shape(registers, lanes, None, nv * lanes).mr if nv != tile.nv else tile.mr
     mr = 4 if mr >= 4 else mr  # a power of two, so that it divides the row tile
     row_tile = 2 * lanes if registers >= 32 else lanes  # TI query rows, vectors along them
+    row_tiles = [lanes, 2 * lanes, 4 * lanes]
+    row_tile = sch.sample_categorical(row_tiles, decision=row_tiles.index(row_tile))
+    tiles = [[m, v] for v in range(1, 5) if (head_dim.value // lanes) % v == 0
+             for m in (1, 2, 4, 8) if lanes % m == 0 and m * v + v + 1 <= registers]  # fmt: skip
+    if [mr, nv] not in tiles:
+        tiles.append([mr, nv])
+    mr, nv = sch.sample_categorical(tiles, decision=tiles.index([mr, nv]))
 
     # -- the weighted sum: batch (parallel), row tiles, sub-tiles of MR rows, the micro-kernel
     write_back = sch.cache_write(out, 0, "local")
@@ -218,7 +229,10 @@ def _score_kernel(sch: Schedule, score: BlockRV, roles: GemmRoles, anchor: LoopR
     nvq = max(1, row_ext // lanes)
     key_ext = sch.get(keys).extent
     static_keys = key_ext.value if isinstance(key_ext, IntImm) else None
-    mr = _dividing_rows(max(1, min(12, (registers - nvq - 1) // nvq)), static_keys)
+    most = max(1, min(12, (registers - nvq - 1) // nvq))
+    mr = _dividing_rows(most, static_keys)
+    groups = list(range(1, most + 1)) if mr <= most else [*range(1, most + 1), mr]
+    mr = sch.sample_categorical(groups, decision=groups.index(mr))
     k_0, k_1 = sch.split(keys, [None, mr])
     r_0, r_1 = sch.split(rows, [None, lanes]) if nvq > 1 else (None, rows)
     sch.reorder(k_0, *red, k_1, *([r_0] if r_0 is not None else []), r_1)

@@ -27,6 +27,10 @@ accumulating a whole output row's tile in L1. A grouped convolution (the input r
 output channel's group, `o // (O/G)`) is scheduled the same way when a group's channels are
 whole vectors (a panel then stays in one group); depthwise ones are declined.
 
+The register tile `[tw, nv]` (`conv_tiles`), the input-channel block (None or a divisor of the
+channels) and running in parallel or not are sampling instructions with these choices as
+their decisions (see `graphc.tune`).
+
 >>> from graphc import te, topi
 >>> from graphc.target import Target
 >>> x = te.placeholder((1, 32, 14, 14), name="x"); w = te.placeholder((64, 32, 3, 3), name="w")
@@ -49,7 +53,15 @@ from ..base import ScheduleRule, get_block_info, normalize_prim_func, try_inline
 from ..base.analysis import block_regions, is_output_block
 from .fallback import guarded, schedule_block_generic
 from .gemm_analysis import GemmRoles, gemm_roles
-from .matmul import PREPROC_ANNOTATION, SERIAL_FLOPS, _loops_by_var, _static_product, _vectorize_inner
+from .matmul import (
+    PREPROC_ANNOTATION,
+    SERIAL_FLOPS,
+    _k_candidates,
+    _loops_by_var,
+    _static_product,
+    _vectorize_inner,
+    sampled,
+)
 from .utils import cache_bytes, output_dtype, vector_lanes, vector_registers
 
 MAX_ACCUMULATORS = 24  # measured: 28 zmm accumulators spill (171 vs 244 GFLOP/s on 3x3 64-ch)
@@ -94,6 +106,21 @@ def conv_tile(width: int, channels: int, lanes: int, registers: int) -> ConvTile
     return best[1] if best else None
 
 
+def conv_tiles(width: int, channels: int, lanes: int, registers: int) -> list:
+    """Every register tile `[tw, nv]` `conv_tile` could take: `tw` dividing the width, `nv` (up
+    to 4) the channels' vectors, at most as many accumulators as `conv_tile` allows.
+
+    >>> conv_tiles(7, 64, 16, 32)
+    [[1, 1], [7, 1], [1, 2], [7, 2], [1, 4]]
+    """
+    if channels % lanes:
+        return []
+    vectors = channels // lanes
+    limit = MAX_ACCUMULATORS if registers >= 32 else registers - 4
+    return [[tw, nv] for nv in (1, 2, 3, 4) if vectors % nv == 0
+            for tw in range(1, width + 1) if width % tw == 0 and tw * nv <= limit]  # fmt: skip
+
+
 class Conv2d(ScheduleRule):
     """Convolutions (and other implicit GEMMs) with fused epilogues (see the module docstring)."""
 
@@ -124,6 +151,8 @@ class Conv2d(ScheduleRule):
         try:
             schedule_conv(sch, conv, roles, target, _layout_free(func, sch, roles))
         except ScheduleError:
+            if sampled(sch):
+                raise  # a tuner's decisions failed: the candidate fails, saying why
             return None
         names = _block_names(sch)
         for info in infos[: next(k for k, i in enumerate(infos) if i.reduction_block)]:
@@ -167,6 +196,9 @@ def schedule_conv(sch: Schedule, conv: BlockRV, roles: GemmRoles, target, layout
     tile = conv_tile(width.value, roles.j_group or channels.value, lanes, vector_registers(target))
     if tile is None:
         raise ScheduleError("the output channels do not split into whole vectors")
+    tiles = conv_tiles(width.value, roles.j_group or channels.value, lanes, vector_registers(target))
+    tw, nv = sch.sample_categorical(tiles, decision=tiles.index([tile.tw, tile.nv]))
+    tile = ConvTile(tw, nv, lanes)
 
     # accumulate a tile channels-last in registers; the epilogue reads it directly
     write_back = sch.cache_write(conv, 0, "local")
@@ -182,6 +214,9 @@ def schedule_conv(sch: Schedule, conv: BlockRV, roles: GemmRoles, target, layout
     w_0, w_1 = sch.split(loops[pixel], [None, tile.tw])
     c_0 = None
     kc = _channel_block(sch, reduce, tile.nr * DataType(dtype).bits // 8, target)
+    if reduce:
+        kcs = _k_candidates(sch.get(reduce[0]).extent, kc, smallest=1)
+        kc = sch.sample_categorical(kcs, decision=kcs.index(kc)) if len(kcs) > 1 else kc
     if kc is not None:
         c_0, c_1 = sch.split(reduce[0], [None, kc])
         reduce = [c_1, *reduce[1:]]
@@ -215,7 +250,7 @@ def schedule_conv(sch: Schedule, conv: BlockRV, roles: GemmRoles, target, layout
     _vectorize_inner(sch, pack, lanes)
 
     flops = _static_product(list(ivs.values()))
-    if flops is None or flops >= SERIAL_FLOPS:
+    if sch.sample_categorical([True, False], decision=0 if flops is None or flops >= SERIAL_FLOPS else 1):
         par_loops = [outer[0], o_0, *outer[1:]]
         sch.parallel(par_loops[0] if len(par_loops) == 1 else sch.fuse(*par_loops))
 
@@ -258,4 +293,4 @@ def _channel_block(sch: Schedule, reduce: list, panel_row_bytes: int, target) ->
     return None
 
 
-__all__ = ["Conv2d", "ConvTile", "conv_tile", "schedule_conv"]
+__all__ = ["Conv2d", "ConvTile", "conv_tile", "conv_tiles", "schedule_conv"]

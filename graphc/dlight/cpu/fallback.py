@@ -5,7 +5,9 @@ innermost loop by a multiple of the vector lanes (`vector_unroll` registers, 4 b
 default: 64 float32 on AVX-512) and vectorizes it when that loop is spatial and walks the
 output contiguously; fuses the outer spatial loops into one parallel loop when the
 block does enough work (small blocks stay serial); and hoists a reduction's init out of
-its reduce loops. A step the IR does not allow is skipped, never fatal.
+its reduce loops. A step the IR does not allow is skipped, never fatal. The vector unroll and
+how far the parallel loop reaches (or serial) are sampling instructions (`sample_vector_unroll`,
+`sample_parallel_extent`) with these choices as their decisions.
 
 >>> import numpy as np, graphc
 >>> from graphc import te
@@ -33,6 +35,8 @@ from .utils import (
     leading_spatial,
     output_dtype,
     parallelize_outer,
+    sample_parallel_extent,
+    sample_vector_unroll,
     split_for_vector,
     vector_lanes,
     write_contiguous,
@@ -62,11 +66,18 @@ class Fallback(ScheduleRule):
 
 
 def guarded(sch: Schedule, step, *args) -> Schedule:
-    """Run `step(sch, *args)` on a copy; keep the copy unless a primitive refused."""
+    """Run `step(sch, *args)` on a copy; keep the copy unless a primitive refused.
+
+    The categorical decisions the refused step took stay in the schedule's trace, so the i-th
+    sampling instruction is the same one however a replay of the decisions goes (a step that
+    samples uses `sample_categorical` only, which needs no handle)."""
     trial = sch.copy()
     try:
         step(trial, *args)
     except ScheduleError:
+        for inst in trial.trace.insts[len(sch.trace.insts) :]:
+            if inst.is_sample:
+                sch.trace.append(inst.name, inst.args, inst.kwargs, inst.outputs, inst.decision, inst.info)
         return sch
     return trial
 
@@ -78,9 +89,10 @@ def schedule_block_generic(sch: Schedule, info, target, unroll: int = 1) -> None
     lanes = vector_lanes(target, output_dtype(sch, info))
     vectorize_innermost(sch, info, lanes, unroll)
     info = get_block_info(sch, info.block_rv)
-    if enough_work(info):
+    min_extent = sample_parallel_extent(sch, enough_work(info))
+    if min_extent is not None:
         vec = info.iters[-1].var if sch.get(info.iters[-1].loop_rv).kind.value == "vectorized" else None
-        parallelize_outer(sch, leading_spatial(info, stop_var=vec))
+        parallelize_outer(sch, leading_spatial(info, stop_var=vec), min_extent)
     if info.reduction_block:
         decompose_at_first_reduce(sch, info)
 
@@ -91,6 +103,8 @@ def vectorize_innermost(sch: Schedule, info, lanes: int, unroll: int = 1):
     inner = info.iters[-1]
     if inner.kind != "S" or not write_contiguous(sch, info, inner.var):
         return None
+    if lanes > 1:
+        unroll = sample_vector_unroll(sch, unroll)
     vec = split_for_vector(sch, inner.loop_rv, inner.extent, lanes, unroll)
     if vec is None:
         return None

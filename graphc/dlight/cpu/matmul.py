@@ -35,6 +35,12 @@ micro-kernel proved (0.92x numpy), sized from the target:
   cores, the rows are cut into chunks as well. A kernel doing less than `SERIAL_FLOPS`
   multiply-adds stays serial (waking the thread pool costs more).
 
+Every choice above is a sampling instruction with today's choice as its decision (so the
+DefaultSampler gives this schedule and a tuner searches around it, see `graphc.tune`): the
+register tile `[mr, nv]` among those that fit the registers (`tile_candidates`), packing B
+or not where it is not required, the row-tile unroll, the reduce-loop block `kc` (None or a
+divisor of K), and the parallel row chunks (None: serial).
+
 >>> from graphc import te
 >>> from graphc.target import Target
 >>> A = te.placeholder((64, 32), name="A"); W = te.placeholder((32, 48), name="W")
@@ -115,6 +121,24 @@ def tile_shape(registers: int, lanes: int, m: int | None, n: int | None) -> Tile
     return Tile(mr, nv, lanes)
 
 
+def tile_candidates(registers: int, lanes: int, m: int | None, n: int | None) -> list:
+    """Every register tile `[mr, nv]` whose `mr * nv` accumulators and `nv` panel vectors fit
+    the registers with one to spare (at most 28 accumulators; `nv` up to what N needs, `mr` up
+    to a static M).
+
+    >>> len(tile_candidates(16, 8, 128, 768)), tile_candidates(32, 16, 2, 20)
+    (24, [[1, 1], [2, 1], [1, 2], [2, 2]])
+    """
+    nv_max = 4 if registers >= 32 else 3
+    if n is not None:
+        nv_max = max(1, min(nv_max, -(-n // lanes)))
+    out = []
+    for nv in range(1, nv_max + 1):
+        mr_max = max(1, min(registers - nv - 1, 28) // nv)
+        out += [[mr, nv] for mr in range(1, mr_max + 1) if m is None or mr <= m]
+    return out
+
+
 class Matmul(ScheduleRule):
     """Dense and batched matmuls with fused prologues and epilogues (see the module docstring)."""
 
@@ -139,6 +163,8 @@ class Matmul(ScheduleRule):
         try:
             schedule_gemm(sch, block, roles, target, layout_free)
         except ScheduleError:
+            if sampled(sch):
+                raise  # a tuner's decisions failed: the candidate fails, saying why
             return None
         for info in before:  # prologues that did not inline (e.g. used twice)
             sch = guarded(sch, schedule_block_generic, get_block_info(sch, info.block_rv), target)
@@ -149,6 +175,11 @@ class Matmul(ScheduleRule):
                     continue
                 sch = guarded(sch, _parallel_copy, block_rv)
         return sch
+
+
+def sampled(sch: Schedule) -> bool:
+    """Whether a sampler other than the default takes the schedule's decisions (a tuner's)."""
+    return not getattr(sch.sampler, "is_default", False)
 
 
 def _parallel_copy(sch: Schedule, block: BlockRV) -> None:
@@ -194,11 +225,18 @@ def schedule_gemm(sch: Schedule, block: BlockRV, roles: GemmRoles, target, layou
     n_ext = _static_product(_extents(sch, block, (roles.j_var,)))
     tile = tile_shape(vector_registers(target), lanes, m_ext, n_ext)
     tile = Tile(_dividing_rows(tile.mr, m_ext), tile.nv, tile.lanes)
+    tiles = tile_candidates(vector_registers(target), lanes, m_ext, n_ext)
+    if [tile.mr, tile.nv] not in tiles:
+        tiles.append([tile.mr, tile.nv])
+    mr, nv = sch.sample_categorical(tiles, decision=tiles.index([tile.mr, tile.nv]))
+    tile = Tile(mr, nv, lanes)
     j_pos = next(k for k, e in enumerate(roles.b.indices) if e is roles.j_var)
     contiguous = j_pos == len(roles.b.indices) - 1
     # a panel is worth packing when several row tiles stream it, and needed when B's columns
     # are not contiguous; a weight's packing is free (done once, see SplitLayoutRewritePreproc)
     packed = layout_free or reindexed or not contiguous or m_ext is None or m_ext > tile.mr
+    if not (layout_free or reindexed or not contiguous):  # a choice, not a necessity
+        packed = sch.sample_categorical([False, True], decision=int(packed))
 
     # pad N to whole panels (zero columns), pack B into panels; a symbolic M is padded to whole
     # row tiles (a copy of A): a guarded last tile cannot be peeled off a loop of unknown length,
@@ -253,11 +291,16 @@ def schedule_gemm(sch: Schedule, block: BlockRV, roles: GemmRoles, target, layou
         row = rows[0] if len(rows) == 1 else sch.fuse(*_in_loop_order(sch, block, rows))
         m_0, m_1 = sch.split(row, [None, tile.mr])
     chunks = _parallel_chunks(sch, block, roles, batch, n_0, m_0, target)
+    chunk_choices, chunks = _chunk_candidates(sch, m_0, chunks, num_cores(target))
+    chunks = sch.sample_categorical(chunk_choices, decision=chunk_choices.index(chunks))
     chunk = None
     if chunks is not None and chunks > 1:
         chunk, m_0 = sch.split(m_0, [chunks, None])
     k_0 = None
     kc = _k_block(sch.get(reduce[0]).extent, tile.nr * DataType(dtype).bits // 8, target)
+    if len(reduce) == 1:
+        kcs = _k_candidates(sch.get(reduce[0]).extent, kc)
+        kc = sch.sample_categorical(kcs, decision=kcs.index(kc)) if len(kcs) > 1 else kc
     if len(reduce) == 1 and kc is not None:
         k_0, k_1 = sch.split(reduce[0], [None, kc])
         reduce = [k_1]
@@ -268,7 +311,7 @@ def schedule_gemm(sch: Schedule, block: BlockRV, roles: GemmRoles, target, layou
     for blk in epilogue:
         sch.reverse_compute_at(blk, anchor)
     init = sch.decompose_reduction(block, k_0 or reduce[0])
-    if m_1 is not None:
+    if m_1 is not None and sch.sample_categorical([True, False], decision=0):
         sch.unroll(m_1)
     sch.unroll(n_1)
     sch.vectorize(n_2)
@@ -388,6 +431,38 @@ def _parallel_chunks(sch: Schedule, block: BlockRV, roles: GemmRoles, batch: lis
     return _row_chunks(tasks, rows.value if isinstance(rows, IntImm) else None, cores)
 
 
+def _chunk_candidates(sch: Schedule, m_0: LoopRV | None, chosen: int | None, cores: int) -> tuple:
+    """The parallel row chunks a tuner may take: None (serial), 1 (tasks over batch and panels
+    only), or up to 4 chunks per core that divide a static number of row tiles (an uneven cut
+    leaves a guard the per-task packing cannot be placed under; chunks of a symbolic row count
+    leave a binding reorder cannot move), and the rule's own choice; (candidates, choice)."""
+    out = [None, 1]
+    rows = sch.get(m_0).extent if m_0 is not None else None
+    if isinstance(rows, IntImm):
+        out += [c for c in range(2, 4 * max(cores, 1) + 1) if rows.value % c == 0]
+    elif chosen is not None and chosen > 1 and sampled(sch):
+        chosen = 1  # the default's choice fails here (the rule declines): not a tuning candidate
+    if chosen not in out:
+        out.append(chosen)
+    return out, chosen
+
+
+def _k_candidates(extent, chosen: int | None, smallest: int = 16) -> list:
+    """The reduce-loop blocks a tuner may take: None (no block) or a divisor of a static K of at
+    least `smallest` (and below K).
+
+    >>> _k_candidates(IntImm("int64", 768), None)
+    [None, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384]
+    """
+    out = [None]
+    if isinstance(extent, IntImm):
+        k = extent.value
+        out += [d for d in range(max(smallest, 2), k) if k % d == 0]
+    if chosen not in out:
+        out.append(chosen)
+    return out
+
+
 def _uneven(tasks: int, cores: int) -> bool:
     """Whether `tasks` equal tasks leave a core idle for more than an eighth of the time."""
     rounds = -(-tasks // cores)
@@ -446,4 +521,13 @@ def _peel_last_row_tile(sch: Schedule, m_0: LoopRV | None, m_ext: int | None, ti
         pass
 
 
-__all__ = ["Matmul", "PREPROC_ANNOTATION", "SERIAL_FLOPS", "Tile", "schedule_gemm", "tile_shape"]
+__all__ = [
+    "Matmul",
+    "PREPROC_ANNOTATION",
+    "SERIAL_FLOPS",
+    "Tile",
+    "sampled",
+    "schedule_gemm",
+    "tile_candidates",
+    "tile_shape",
+]

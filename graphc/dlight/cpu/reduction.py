@@ -19,7 +19,8 @@ Each reduction block gets, in order of preference:
 and in every case the outer spatial loops fused into one parallel loop when the block
 does enough work, and its init hoisted out of the reduce loops. Injective blocks
 (softmax's normalisation) get the Fallback treatment. The rule declines (None) when no
-block fits.
+block fits. Its choices are sampling instructions (today's as the decisions): rfactor or not
+where it fits, the vector unroll, and how far the parallel loop reaches (or serial).
 
 >>> from graphc import te
 >>> from graphc.target import Target
@@ -51,6 +52,8 @@ from .utils import (
     leading_spatial,
     output_dtype,
     parallelize_outer,
+    sample_parallel_extent,
+    sample_vector_unroll,
     split_for_vector,
     vector_lanes,
     write_contiguous,
@@ -89,7 +92,7 @@ class Reduction(ScheduleRule):
                 sch = guarded(sch, schedule_block_generic, info, target, self.vector_unroll)
                 continue
             lanes = vector_lanes(target, output_dtype(sch, info))
-            if _rfactor_fits(sch, info, lanes):
+            if _rfactor_fits(sch, info, lanes) and sch.sample_categorical([True, False], decision=0):
                 factored = guarded(sch, _rfactor_vector, info, lanes)
                 if factored is not sch:
                     sch = factored
@@ -109,14 +112,16 @@ def schedule_reduction_block(sch: Schedule, info: BlockInfo, target, unroll: int
     if last_r < len(kinds) - 1:  # S R S: vectorize the trailing spatial loop
         inner = info.iters[-1]
         if write_contiguous(sch, info, inner.var):
+            unroll = sample_vector_unroll(sch, unroll) if lanes > 1 else unroll
             vec = split_for_vector(sch, inner.loop_rv, inner.extent, lanes, unroll)
             if vec is not None:
                 sch.vectorize(vec)
     elif outer and _rows_side_by_side(sch, info, outer[-1], lanes):
         outer = _interleave_rows(sch, info, outer[-1], lanes, unroll)
     info_now = get_block_info(sch, info.block_rv)
-    if enough_work(info_now):
-        parallelize_outer(sch, [it for it in info_now.iters if it.var in {o.var for o in outer}])
+    min_extent = sample_parallel_extent(sch, enough_work(info_now))
+    if min_extent is not None:
+        parallelize_outer(sch, [it for it in info_now.iters if it.var in {o.var for o in outer}], min_extent)
     decompose_at_first_reduce(sch, info_now)
 
 
@@ -133,6 +138,7 @@ def _interleave_rows(sch: Schedule, info: BlockInfo, row, lanes: int, unroll: in
     """Split `row` by `lanes` (times up to `unroll`), move the inner part inside the reduce
     loops and vectorize it. Returns the outer spatial iter infos (the loops that may run in parallel).
     """
+    unroll = sample_vector_unroll(sch, unroll)
     vec = split_for_vector(sch, row.loop_rv, row.extent, lanes, unroll)
     if vec is None:
         return [it for it in info.iters if it.kind == "S"]
@@ -190,8 +196,9 @@ def _rfactor_vector(sch: Schedule, info: BlockInfo, lanes: int) -> None:
     sch.vectorize(ri)
     rf_info = get_block_info(sch, rf)
     par = None
-    if enough_work(rf_info) and outer_spatial:
-        par = parallelize_outer(sch, leading_spatial(rf_info, stop_var=ri.var))
+    min_extent = sample_parallel_extent(sch, enough_work(rf_info)) if outer_spatial else None
+    if min_extent is not None:
+        par = parallelize_outer(sch, leading_spatial(rf_info, stop_var=ri.var), min_extent)
     if par is not None:
         try:
             sch.reverse_compute_at(info.block_rv, par)

@@ -205,9 +205,9 @@ def split_for_vector(sch: Schedule, loop: LoopRV, extent, lanes: int, unroll: in
     return inner
 
 
-def parallelize_outer(sch: Schedule, loops: list) -> LoopRV | None:
-    """Fuse the leading `loops` (spatial, perfectly nested) until the fused extent is large
-    enough to share among threads, and make the result parallel. Returns it, or None."""
+def parallelize_outer(sch: Schedule, loops: list, min_extent: int = PARALLEL_MIN_EXTENT) -> LoopRV | None:
+    """Fuse the leading `loops` (spatial, perfectly nested) until the fused extent reaches
+    `min_extent` (enough to share among threads), and make the result parallel. Returns it, or None."""
     if not loops:
         return None
     chosen, extent = [], 1
@@ -217,13 +217,32 @@ def parallelize_outer(sch: Schedule, loops: list) -> LoopRV | None:
             extent = None
             break
         extent *= it.extent
-        if extent >= PARALLEL_MIN_EXTENT:
+        if extent >= min_extent:
             break
     if extent is not None and extent < 2:
         return None
     loop = chosen[0].loop_rv if len(chosen) == 1 else sch.fuse(*[it.loop_rv for it in chosen])
     sch.parallel(loop)
     return loop
+
+
+# the tuning candidates of the sampled choices below (sampling instructions, see graphc.tune)
+PARALLEL_EXTENTS = [None, 1, 16, PARALLEL_MIN_EXTENT, 256, 4096]
+VECTOR_UNROLLS = [1, 2, 4, 8]
+
+
+def sample_parallel_extent(sch: Schedule, parallel: bool) -> int | None:
+    """How far to fuse outer loops into the parallel loop (`parallelize_outer`'s `min_extent`),
+    or None to stay serial; by default `PARALLEL_MIN_EXTENT` when `parallel` else None."""
+    default = PARALLEL_MIN_EXTENT if parallel else None
+    return sch.sample_categorical(PARALLEL_EXTENTS, decision=PARALLEL_EXTENTS.index(default))
+
+
+def sample_vector_unroll(sch: Schedule, unroll: int) -> int:
+    """How many vector registers a vectorized loop covers per step (`vector_factor`'s `unroll`);
+    by default `unroll`."""
+    choices = VECTOR_UNROLLS if unroll in VECTOR_UNROLLS else [*VECTOR_UNROLLS, unroll]
+    return sch.sample_categorical(choices, decision=choices.index(unroll))
 
 
 def leading_spatial(info: BlockInfo, stop_var=None) -> list:
@@ -259,6 +278,10 @@ __all__ = [
     "num_cores",
     "output_dtype",
     "parallelize_outer",
+    "PARALLEL_EXTENTS",
+    "sample_parallel_extent",
+    "sample_vector_unroll",
+    "VECTOR_UNROLLS",
     "split_for_vector",
     "vector_factor",
     "vector_bits",

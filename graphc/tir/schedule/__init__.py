@@ -23,11 +23,40 @@ Every primitive checks its preconditions before building anything (the checks TV
 scope.py for stage pipelines and complete/reduction blocks, affine.py for affine bindings):
 an illegal one raises `ScheduleError` naming the primitive, the block or loop and the failed
 condition, and the schedule stays exactly as it was. Wherever a primitive takes a block, a
-block name does too. testing.py has TVM's `verify_trace_roundtrip`.
+block name does too. sampling.py adds the sampling instructions a tuner searches over
+(sample_perfect_tile, sample_categorical, sample_compute_location) and the samplers that take
+their decisions; trace_json.py gives traces a JSON form (`Trace.to_json`). testing.py has
+TVM's `verify_trace_roundtrip`.
 """
 
 from ...errors import ScheduleError
+from .sampling import (
+    DefaultSampler,
+    RandomSampler,
+    ReplaySampler,
+    SampleInfo,
+    Sampler,
+    current_sampler,
+    mutate_decision,
+    use_sampler,
+)
 from .schedule import Schedule
-from .trace import BlockRV, LoopRV, Trace
+from .trace import BlockRV, IndexMap, Instruction, LoopRV, Trace
 
-__all__ = ["Schedule", "ScheduleError", "BlockRV", "LoopRV", "Trace"]
+__all__ = [
+    "BlockRV",
+    "DefaultSampler",
+    "IndexMap",
+    "Instruction",
+    "LoopRV",
+    "RandomSampler",
+    "ReplaySampler",
+    "SampleInfo",
+    "Sampler",
+    "Schedule",
+    "ScheduleError",
+    "Trace",
+    "current_sampler",
+    "mutate_decision",
+    "use_sampler",
+]

@@ -31,6 +31,7 @@ from . import annotate as _annotate
 from . import blocks as _blocks
 from . import for_kind as _for_kind
 from . import loops as _loops
+from .sampling import SamplingPrimitives, current_sampler
 from .schedule_blocks import BlockPrimitives
 from .schedule_layout import LayoutPrimitives
 from .state import check_exists, find_block_path, find_loop_path, loops_above
@@ -38,10 +39,15 @@ from .trace import BlockRV, LoopRV, Trace
 from .trace import traced as _primitive
 
 
-class Schedule(BlockPrimitives, LayoutPrimitives):
-    """A scheduling session over an IRModule (or a single PrimFunc, named "main")."""
+class Schedule(BlockPrimitives, LayoutPrimitives, SamplingPrimitives):
+    """A scheduling session over an IRModule (or a single PrimFunc, named "main").
 
-    def __init__(self, mod, func_name: str | None = None, debug_mask=None, error_render_level=None):
+    `sampler` takes the decisions of the sampling instructions (sampling.py); None: the one
+    `use_sampler` set around this call, else a DefaultSampler (the rules' own decisions)."""
+
+    def __init__(
+        self, mod, func_name: str | None = None, debug_mask=None, error_render_level=None, sampler=None
+    ):
         if isinstance(mod, PrimFunc):
             mod = IRModule({"main": mod})
         if not isinstance(mod, IRModule):
@@ -49,6 +55,7 @@ class Schedule(BlockPrimitives, LayoutPrimitives):
         self._mod = mod.copy()
         self._trace = Trace()
         self._depth = 0
+        self.sampler = sampler if sampler is not None else current_sampler()
         prim_funcs = [gv.name_hint for gv, f in mod.items() if isinstance(f, PrimFunc)]
         if func_name is None:
             if "main" in prim_funcs or len(prim_funcs) != 1:
@@ -88,6 +95,7 @@ class Schedule(BlockPrimitives, LayoutPrimitives):
         new._mod = self._mod.copy()
         new._trace = self._trace.copy()
         new._depth = 0
+        new._sampler = self._sampler
         new._func_name = self._func_name
         new._aliases = dict(self._aliases)
         return new

@@ -41,8 +41,21 @@ class LayoutPrimitives:
         `index_map(*old_indices)` gives; every access in the function is rewritten. The map must
         be bijective, or injective with `pad_value` for the padding (see layout.py). For a
         parameter buffer the function's signature changes to the new shape."""
-        from .layout import transform_layout
+        from .layout import resolve_buffer, transform_layout
+        from .trace import IndexMap
 
+        given = index_map
+        if not isinstance(index_map, IndexMap) and callable(index_map) and self._depth == 1:
+            # recorded as an IndexMap over the buffer's indices, so the trace prints and serialises
+            blk = self._block(block)
+            buf = resolve_buffer(self._func(blk.func_name), self._name(blk), buffer, "transform_layout")
+            try:
+                index_map = IndexMap.from_func(index_map, len(buf.shape), [d.dtype for d in buf.shape])
+            except TypeError as err:
+                raise ScheduleError(
+                    f"cannot transform_layout: the index map must take {len(buf.shape)} indices ({err})"
+                ) from None
+            self._record_as = (given, index_map)
         self._apply(block, transform_layout, buffer, index_map, pad_value)
 
     @traced
