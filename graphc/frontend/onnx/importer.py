@@ -325,10 +325,11 @@ class GraphImporter:
     def _run(self) -> IRModule:
         graph = self.model.graph
         self.check_supported()
-        self.use_dataflow = not any(
-            n.op_type in CONTROL_FLOW for n, _ in _walk_nodes(graph, self.opsets, self.functions)
-        )
         initializers = {t.name: t for t in graph.initializer}
+        constants = set(initializers) | {o for n in graph.node if n.op_type == "Constant" for o in n.output}
+        self.use_dataflow = not any(
+            _needs_statements(n, constants) for n, _ in _walk_nodes(graph, self.opsets, self.functions)
+        )
         params, weight_params, weight_values = [], [], []
         sequences = []
         for value_info in graph.input:
@@ -684,6 +685,14 @@ def _rename_graph(graph, rename, node_attrs, defaults, prefix) -> None:
     graph.node.extend(nodes)
     for value in list(graph.input) + list(graph.output):
         value.name = rename(value.name)
+
+
+def _needs_statements(node, constants) -> bool:
+    """Whether a node's conversion leaves the dataflow block: control flow, and a Dropout whose
+    training_mode comes from a graph input (a run-time check, which is not pure)."""
+    if node.op_type in CONTROL_FLOW:
+        return True
+    return node.op_type == "Dropout" and len(node.input) > 2 and node.input[2] not in ("", *constants)
 
 
 def _walk_nodes(graph, opsets, functions):
