@@ -335,6 +335,9 @@ class GraphImporter:
         for value_info in graph.input:
             if value_info.name in initializers:
                 continue
+            if value_info.type.HasField("optional_type") and self.shape_dict.get(value_info.name, 0) is None:
+                self.define(value_info.name, None)  # an optional input imported as empty
+                continue
             var = relax.Var(self._param_name(value_info.name), self._input_sinfo(value_info))
             params.append(var)
             self.define(value_info.name, var)
@@ -383,8 +386,8 @@ class GraphImporter:
         value = self.value(name)
         if isinstance(value, list):
             return relax.Tuple(value)
-        if value is None:
-            raise FrontendError(f"graph output {name!r} is an empty optional; graphc cannot return it")
+        if value is None:  # an empty optional: the VM returns None
+            return self.emit(relax.op.null_value())
         return value
 
     def convert_nodes(self, nodes, opsets) -> None:
@@ -502,8 +505,8 @@ class GraphImporter:
             value = self.materialize(value)
         if isinstance(value, list):
             return relax.Tuple([self.output_value_of(v, name) for v in value])
-        if value is None:
-            raise FrontendError(f"subgraph output {name!r} is an empty optional; graphc cannot return it")
+        if value is None:  # an empty optional (an If branch may return one, the other a value)
+            return self.emit(relax.op.null_value())
         return value
 
     def refine(self, value, hint: str = "dim"):
@@ -583,6 +586,8 @@ class GraphImporter:
     def _input_sinfo(self, value_info) -> relax.StructInfo:
         name = value_info.name
         type_proto = value_info.type
+        if type_proto.HasField("optional_type"):  # present: imported as its element
+            type_proto = type_proto.optional_type.elem_type
         if type_proto.HasField("sequence_type") and type_proto.sequence_type.elem_type.HasField(
             "tensor_type"
         ):
@@ -603,7 +608,7 @@ class GraphImporter:
         if not type_proto.HasField("tensor_type"):
             kind = type_proto.WhichOneof("value")
             raise FrontendError(
-                f"graph input {name!r} is a {kind}; graphc imports tensor and sequence inputs only"
+                f"graph input {name!r} is a {kind}; graphc imports tensor, sequence and optional inputs only"
             )
         tensor_type = type_proto.tensor_type
         dtype = self._input_dtype(name, tensor_type.elem_type)
@@ -687,12 +692,18 @@ def _rename_graph(graph, rename, node_attrs, defaults, prefix) -> None:
         value.name = rename(value.name)
 
 
+# operator -> the input that, computed at run time, makes its conversion emit a run-time
+# check (`assert_op`, which is not pure) or an `If`
+RUN_TIME_CHECKED = {"Dropout": 2, "SequenceInsert": 2, "SplitToSequence": 1}
+
+
 def _needs_statements(node, constants) -> bool:
-    """Whether a node's conversion leaves the dataflow block: control flow, and a Dropout whose
-    training_mode comes from a graph input (a run-time check, which is not pure)."""
+    """Whether a node's conversion leaves the dataflow block: control flow, and the operators
+    of RUN_TIME_CHECKED with that input not a constant."""
     if node.op_type in CONTROL_FLOW:
         return True
-    return node.op_type == "Dropout" and len(node.input) > 2 and node.input[2] not in ("", *constants)
+    index = RUN_TIME_CHECKED.get(node.op_type)
+    return index is not None and len(node.input) > index and node.input[index] not in ("", *constants)
 
 
 def _walk_nodes(graph, opsets, functions):
