@@ -385,7 +385,7 @@ class GraphImporter:
     def output_value(self, name: str):
         value = self.value(name)
         if isinstance(value, list):
-            return relax.Tuple(value)
+            return relax.Tuple([self.output_value_of(v, name) for v in value])
         if value is None:  # an empty optional: the VM returns None
             return self.emit(relax.op.null_value())
         return value

@@ -189,3 +189,35 @@ def _split_at_run_time(node, x, axis: int, n: int) -> list:
         out.append(dynamic_slice(node, x, [axis], [start], [start + size], [tir.const(1, "int64")]))
         start = start + size
     return out
+
+
+@converter("SequenceMap", since=17)
+def sequence_map(node):
+    """The body applied to each element of the sequences (of one length, known at import), a
+    tensor input passed whole to every application; each body output becomes a sequence."""
+    from .control_flow import _unrolled_body
+
+    importer = node.importer
+    body = node.attr("body")
+    values = [node.value(i) for i in range(len(node.inputs))]
+    sequences = {i: _sequence(node, i) for i, v in enumerate(values) if not _is_tensor(v)}
+    lengths = {len(s) for s in sequences.values()}
+    if len(lengths) != 1:
+        raise node.error(f"the input sequences have different lengths {sorted(lengths)}")
+    length = lengths.pop()
+    names = [i.name for i in body.input]
+    outputs: list[list] = [[] for _ in body.output]
+    for k in range(length):
+        bindings = {}
+        for i, name in enumerate(names):
+            bindings[name] = sequences[i][k] if i in sequences else values[i]
+        outs = _unrolled_body(node, body, {n: importer.bind(v) for n, v in bindings.items()})
+        for j, value in enumerate(outs):
+            outputs[j].append(value)
+    return tuple(outputs)
+
+
+def _is_tensor(value) -> bool:
+    if isinstance(value, list):
+        return False
+    return not (isinstance(value, relax.Expr) and isinstance(value.struct_info, relax.TupleStructInfo))
