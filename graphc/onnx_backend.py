@@ -27,7 +27,10 @@ from .frontend.onnx.dtypes import NARROW, as_storage, from_storage
 
 
 def to_numpy(value):
-    """A VM result as numpy (tuples as lists: ONNX sequences and multiple outputs)."""
+    """A VM result as numpy (tuples as lists: ONNX sequences and multiple outputs; None: an
+    empty optional)."""
+    if value is None:
+        return None
     if isinstance(value, tuple | list):
         return [to_numpy(v) for v in value]
     if hasattr(value, "numpy"):
@@ -52,9 +55,11 @@ class GraphcRep(BackendRep):
         ]
         # a sequence input's length and element shapes are fixed when the model is compiled:
         # such models compile at their first run, once per distinct sequence layout
-        self.sequence_inputs = [i.name for i in inputs if i.type.HasField("sequence_type")]
+        self.sequence_inputs = [i.name for i in inputs if _holds_sequence(i.type)]
+        # so is whether an optional input is empty (it is then no argument of the function)
+        self.optional_inputs = [i.name for i in inputs if i.type.HasField("optional_type")]
         self._compiled: dict = {}
-        self.vm = None if self.sequence_inputs else self._compile({})
+        self.vm = None if self.sequence_inputs or self.optional_inputs else self._compile({})
 
     def _compile(self, shape_dict: dict):
         import graphc
@@ -79,11 +84,11 @@ class GraphcRep(BackendRep):
                 f"the model takes {len(self.input_names)} input(s) {self.input_names}, got {len(inputs)}"
             )
         vm = self.vm
-        if self.sequence_inputs:
+        if self.sequence_inputs or self.optional_inputs:
             layout = {
-                name: [list(np.shape(a)) for a in value]
+                name: None if value is None else [list(np.shape(a)) for a in value]
                 for name, value in zip(self.input_names, inputs)
-                if name in self.sequence_inputs
+                if name in self.sequence_inputs or (name in self.optional_inputs and value is None)
             }
             key = repr(sorted(layout.items()))
             if key not in self._compiled:
@@ -94,6 +99,7 @@ class GraphcRep(BackendRep):
             if n in self.sequence_inputs
             else as_storage(np.asarray(a))
             for n, a in zip(self.input_names, inputs)
+            if not (a is None and n in self.optional_inputs)
         ]
         out = vm["main"](*args)
         outs = [to_numpy(out)] if len(self.output_names) == 1 else to_numpy(out)
@@ -101,6 +107,13 @@ class GraphcRep(BackendRep):
             from_storage(o, t) if t in NARROW and isinstance(o, np.ndarray) else o
             for o, t in zip(outs, self.output_types)
         ]
+
+
+def _holds_sequence(type_proto) -> bool:
+    """Whether a graph input is a sequence, or an optional of one."""
+    if type_proto.HasField("optional_type"):
+        type_proto = type_proto.optional_type.elem_type
+    return type_proto.HasField("sequence_type")
 
 
 class GraphcBackend(Backend):

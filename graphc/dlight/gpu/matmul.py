@@ -15,6 +15,9 @@ threads together. The epilogue is folded into the write-back of the register til
 of a language model) gives each output element a thread block whose threads split `k` and
 fold their partial sums with an allreduce (the `Reduction` rule's schedule).
 
+A function holding several products (attention: scores, softmax, weighted sum) is `Matmul`'s
+too: each product tiled as its own kernel, the blocks between them as rows (`products.py`).
+
 >>> from graphc import te
 >>> from graphc.target import Target
 >>> A = te.placeholder((64, 32), name="A"); B = te.placeholder((32, 48), name="B")
@@ -51,6 +54,10 @@ class MatmulConfig:
     tile_i: int = 2
     tile_j: int = 2
     k_tile: int = 16
+    # a `large_tile x large_tile` register tile instead when the rows and columns are static and
+    # still give `large_min_blocks` thread blocks (enough to fill a GPU's multiprocessors)
+    large_tile: int = 4
+    large_min_blocks: int = 512
 
 
 @dataclass(frozen=True)
@@ -148,6 +155,31 @@ def _is_one(its: list) -> bool:
     return all(it.extent == 1 for it in its)
 
 
+def _larger_tiles(cfg: MatmulConfig, roles: _Roles) -> MatmulConfig:
+    """`cfg` with the large register tile when the shapes allow (see MatmulConfig), else `cfg`."""
+    import dataclasses
+
+    extents = [it.extent for it in (*roles.batch, *roles.i, *roles.j)]
+    if cfg.large_tile <= max(cfg.tile_i, cfg.tile_j) or None in extents:
+        return cfg
+    rows = cfg.threads_y * cfg.large_tile
+    cols = cfg.threads_x * cfg.large_tile
+    blocks = -(-roles.i[0].extent // rows) * -(-roles.j[0].extent // cols)
+    for it in roles.batch:
+        blocks *= it.extent
+    if blocks < cfg.large_min_blocks:
+        return cfg
+    return dataclasses.replace(cfg, tile_i=cfg.large_tile, tile_j=cfg.large_tile)
+
+
+def _few_rows(roles: _Roles) -> bool:
+    """A static row count of 2 to 16 against more columns: `LowBatchGEMV` takes it."""
+    from .low_batch_gemv import LowBatchGEMVConfig, short_rows
+
+    return (len(roles.i) == 1 and len(roles.j) == 1 and roles.i[0].extent is not None
+            and short_rows(roles, LowBatchGEMVConfig().max_rows))
+
+
 class Matmul(ScheduleRule):
     """Shared-memory tiled matrix products with register tiles (module docstring)."""
 
@@ -165,11 +197,16 @@ class Matmul(ScheduleRule):
             found = _find(sch)
         except ScheduleError:
             return None
-        if found is None:
-            return None
+        if found is None:  # several products in one function (attention): products.py
+            from .products import schedule_products
+
+            return schedule_products(func, target, cfg)
         infos, roles = found
         if _is_one(roles.i) or _is_one(roles.j):
             return None  # GEMV's
+        if _few_rows(roles):
+            return None  # LowBatchGEMV's
+        cfg = _larger_tiles(cfg, roles)
         shared = 4 * cfg.k_tile * (cfg.threads_y * cfg.tile_i + cfg.threads_x * cfg.tile_j)
         if shared > target.max_shared_memory_per_block:
             return None
@@ -183,7 +220,9 @@ class Matmul(ScheduleRule):
 
 def tile_matmul(sch: Schedule, infos: list, roles: _Roles, cfg: MatmulConfig) -> None:
     block = roles.info.block_rv
-    batch = [it.loop_rv for it in roles.batch]
+    # unit batch axes stay out of the fused block index: `b // 192` beside `b % 192 // 16` would
+    # keep buffer compaction from seeing that the staged tiles are one head wide
+    batch = [it.loop_rv for it in roles.batch if it.extent != 1]
     i_loops, j_loops = [it.loop_rv for it in roles.i], [it.loop_rv for it in roles.j]
     sch.reorder(*batch, *i_loops, *j_loops, roles.k.loop_rv)
     i = sch.fuse(*i_loops) if len(i_loops) > 1 else i_loops[0]
@@ -208,20 +247,20 @@ def tile_matmul(sch: Schedule, infos: list, roles: _Roles, cfg: MatmulConfig) ->
         except ScheduleError:
             pass
     sch.reverse_compute_at(local, bx)
-    _bind_tile(sch, sch.get_loops(local)[1:], cfg, roles.i_first)
+    _bind_tile(sch, _below(sch, local, bx), cfg, roles.i_first)
     for info in infos[1:]:  # an epilogue that would not fold: the same threads, after the tile
         if _exists(sch, info.name):
             sch.reverse_compute_at(sch.get_block(info.name), bx)
-            loops = sch.get_loops(sch.get_block(info.name))[1:]
+            loops = _below(sch, sch.get_block(info.name), bx)
             fused = sch.fuse(*loops) if len(loops) > 1 else loops[0]
             _, ty, tx = sch.split(fused, [None, cfg.threads_y, cfg.threads_x])
             sch.bind(ty, "threadIdx.y")
             sch.bind(tx, "threadIdx.x")
     for buf in staged_bufs:
         index = next(n for n, r in enumerate(sch.get(block).reads) if r.buffer is buf)
-        staged = sch.cache_read(block, index, "shared")
+        staged = sch.cache_read(block, index, "shared", consumer_blocks=[block])  # others read it too
         sch.compute_at(staged, ko)
-        loops = sch.get_loops(staged)[2:]  # below bx, ko
+        loops = _below(sch, staged, ko)
         fused = sch.fuse(*loops) if len(loops) > 1 else loops[0]
         _, ty, tx = sch.split(fused, [None, cfg.threads_y, cfg.threads_x])
         sch.bind(ty, "threadIdx.y")
@@ -240,6 +279,13 @@ def _bind_tile(sch: Schedule, loops: list, cfg: MatmulConfig, i_first: bool) -> 
     sch.reorder(ty, tx)
     sch.bind(ty, "threadIdx.y")
     sch.bind(tx, "threadIdx.x")
+
+
+def _below(sch: Schedule, block, loop) -> list:
+    """The loops around `block` inside `loop`."""
+    loops = sch.get_loops(block)
+    var = sch.get(loop).loop_var
+    return loops[next(n for n, lp in enumerate(loops) if sch.get(lp).loop_var is var) + 1:]
 
 
 def _unit(sch: Schedule, loop) -> bool:

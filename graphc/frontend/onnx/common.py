@@ -37,10 +37,100 @@ class Emitting:
             from .importer import active_importer
 
             result = value(*args, **kwargs)
-            return active_importer().bb.emit(result) if isinstance(result, relax.Call) else result
+            if not isinstance(result, relax.Call):
+                return result
+            importer = active_importer()
+            return importer.bb.emit(resolve_broadcast(importer, result))
 
         emit.__name__ = name
         return emit
+
+
+BROADCASTING = {
+    f"relax.{name}"
+    for name in (
+        "add subtract multiply divide floor_divide power maximum minimum mod floor_mod equal not_equal "
+        "less less_equal greater greater_equal logical_and logical_or logical_xor bitwise_and "
+        "bitwise_or bitwise_xor left_shift right_shift atan2 hypot copysign where"
+    ).split()
+}
+
+
+def resolve_broadcast(importer, call: relax.Call) -> relax.Call:
+    """`call` (an elementwise op with numpy broadcasting) with operands whose sizes do not
+    decide the broadcast at import (two different symbolic sizes, either of which may be 1 at
+    run time) expanded to the result's size, so that the result has a shape and one kernel
+    serves every size: the result's size is `select(a == 1, b, a)` (computed by the VM), and an
+    operand of size `d` is gathered at `arange(size) % d` along that axis (0 when d is 1)."""
+    from ...tir.arith import Analyzer
+
+    name = getattr(call.op, "name", None)
+    if name not in BROADCASTING and name != "relax.matmul":
+        return call
+    infos = [a.struct_info for a in call.args]
+    if not all(isinstance(i, relax.TensorStructInfo) and i.shape_values is not None for i in infos):
+        return call
+    shapes = [list(i.shape_values) for i in infos]
+    analyzer = Analyzer()
+    if name == "relax.matmul":
+        return _resolve_matmul(importer, call, shapes, analyzer)
+    args = _broadcast_args(importer, list(call.args), shapes, analyzer)
+    return relax.Call(call.op, args, call.attrs) if args is not None else call
+
+
+def _resolve_matmul(importer, call, shapes, analyzer):
+    """A matmul whose contraction sizes are different symbols gets a run-time check that they
+    are equal (a `match_cast` of the right operand); its batch axes broadcast as above."""
+    a, b = call.args
+    sa, sb = shapes
+    if len(sa) < 2 or len(sb) < 2:
+        return call
+    k_a, k_b = sa[-1], sb[-2]
+    if not (k_a is k_b or analyzer.can_prove_equal(k_a, k_b)):
+        sb = sb[:-2] + [k_a, sb[-1]]
+        b = importer.bb.match_cast(b, relax.TensorStructInfo(sb, b.struct_info.dtype))
+    batch = [sa[:-2], sb[:-2]]
+    args = _broadcast_args(importer, [a, b], batch, analyzer) if max(map(len, batch)) else None
+    if args is None:
+        return relax.Call(call.op, [a, b], call.attrs) if b is not call.args[1] else call
+    return relax.Call(call.op, args, call.attrs)
+
+
+def _broadcast_args(importer, args, shapes, analyzer):
+    """`args` expanded where `shapes` (their broadcast axes, leading) leave a
+    size undecided at import; None when every size is decided."""
+    ndim = max(len(s) for s in shapes)
+
+    def dims_at(k):
+        return [(i, s[len(s) - ndim + k]) for i, s in enumerate(shapes) if len(s) - ndim + k >= 0]
+
+    undecided = {}
+    for k in range(ndim):
+        dims = [d for _, d in dims_at(k) if not (isinstance(d, tir.IntImm) and d.value == 1)]
+        if any(not (d is dims[0] or analyzer.can_prove_equal(d, dims[0])) for d in dims[1:]):
+            undecided[k] = dims
+    if not undecided:
+        return None
+    sizes = {}
+    for k, dims in undecided.items():
+        size = dims[0]
+        for d in dims[1:]:
+            size = tir.select(size == 1, d, size)
+        sizes[k] = importer.bind_prims([size], "broadcast")[0]
+    args = list(args)
+    for i, shape in enumerate(shapes):
+        for k, size in sizes.items():
+            axis = len(shape) - ndim + k
+            if axis < 0:
+                continue
+            d = shape[axis]
+            if (isinstance(d, tir.IntImm) and d.value == 1) or d is size or analyzer.can_prove_equal(d, size):
+                continue
+            positions = importer.bb.emit(relax.op.arange(tir.const(0, "int64"), size, 1, "int64"))
+            extent = importer.bb.emit(relax.op.shape_to_tensor(relax.ShapeExpr([d])))
+            index = importer.bb.emit(relax.op.floor_mod(positions, extent))
+            args[i] = importer.bb.emit(relax.op.take(args[i], index, axis=axis))
+    return args
 
 
 def sinfo(expr) -> relax.TensorStructInfo:

@@ -325,14 +325,18 @@ class GraphImporter:
     def _run(self) -> IRModule:
         graph = self.model.graph
         self.check_supported()
-        self.use_dataflow = not any(
-            n.op_type in CONTROL_FLOW for n, _ in _walk_nodes(graph, self.opsets, self.functions)
-        )
         initializers = {t.name: t for t in graph.initializer}
+        constants = set(initializers) | {o for n in graph.node if n.op_type == "Constant" for o in n.output}
+        self.use_dataflow = not any(
+            _needs_statements(n, constants) for n, _ in _walk_nodes(graph, self.opsets, self.functions)
+        )
         params, weight_params, weight_values = [], [], []
         sequences = []
         for value_info in graph.input:
             if value_info.name in initializers:
+                continue
+            if value_info.type.HasField("optional_type") and self.shape_dict.get(value_info.name, 0) is None:
+                self.define(value_info.name, None)  # an optional input imported as empty
                 continue
             var = relax.Var(self._param_name(value_info.name), self._input_sinfo(value_info))
             params.append(var)
@@ -381,9 +385,9 @@ class GraphImporter:
     def output_value(self, name: str):
         value = self.value(name)
         if isinstance(value, list):
-            return relax.Tuple(value)
-        if value is None:
-            raise FrontendError(f"graph output {name!r} is an empty optional; graphc cannot return it")
+            return relax.Tuple([self.output_value_of(v, name) for v in value])
+        if value is None:  # an empty optional: the VM returns None
+            return self.emit(relax.op.null_value())
         return value
 
     def convert_nodes(self, nodes, opsets) -> None:
@@ -501,8 +505,8 @@ class GraphImporter:
             value = self.materialize(value)
         if isinstance(value, list):
             return relax.Tuple([self.output_value_of(v, name) for v in value])
-        if value is None:
-            raise FrontendError(f"subgraph output {name!r} is an empty optional; graphc cannot return it")
+        if value is None:  # an empty optional (an If branch may return one, the other a value)
+            return self.emit(relax.op.null_value())
         return value
 
     def refine(self, value, hint: str = "dim"):
@@ -582,6 +586,8 @@ class GraphImporter:
     def _input_sinfo(self, value_info) -> relax.StructInfo:
         name = value_info.name
         type_proto = value_info.type
+        if type_proto.HasField("optional_type"):  # present: imported as its element
+            type_proto = type_proto.optional_type.elem_type
         if type_proto.HasField("sequence_type") and type_proto.sequence_type.elem_type.HasField(
             "tensor_type"
         ):
@@ -602,7 +608,7 @@ class GraphImporter:
         if not type_proto.HasField("tensor_type"):
             kind = type_proto.WhichOneof("value")
             raise FrontendError(
-                f"graph input {name!r} is a {kind}; graphc imports tensor and sequence inputs only"
+                f"graph input {name!r} is a {kind}; graphc imports tensor, sequence and optional inputs only"
             )
         tensor_type = type_proto.tensor_type
         dtype = self._input_dtype(name, tensor_type.elem_type)
@@ -684,6 +690,20 @@ def _rename_graph(graph, rename, node_attrs, defaults, prefix) -> None:
     graph.node.extend(nodes)
     for value in list(graph.input) + list(graph.output):
         value.name = rename(value.name)
+
+
+# operator -> the input that, computed at run time, makes its conversion emit a run-time
+# check (`assert_op`, which is not pure) or an `If`
+RUN_TIME_CHECKED = {"Dropout": 2, "SequenceInsert": 2, "SplitToSequence": 1}
+
+
+def _needs_statements(node, constants) -> bool:
+    """Whether a node's conversion leaves the dataflow block: control flow, and the operators
+    of RUN_TIME_CHECKED with that input not a constant."""
+    if node.op_type in CONTROL_FLOW:
+        return True
+    index = RUN_TIME_CHECKED.get(node.op_type)
+    return index is not None and len(node.input) > index and node.input[index] not in ("", *constants)
 
 
 def _walk_nodes(graph, opsets, functions):

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ... import relax, tir
 from .common import Emitting, const_like, dtype_of, ndim_of, norm_axis, shape_expr, shape_of
 from .dtypes import is_float
@@ -178,19 +180,40 @@ converter("Hardmax", since=1)(_softmax_family(_hardmax))
 
 @converter("Dropout", since=1)
 def dropout(node):
+    """Inference: the identity (and an all-true mask). A training_mode known at import to be
+    true needs a ratio of 0 (the identity again); one computed at run time becomes a run-time
+    check that fails, naming the node, when it is true and the ratio is not 0."""
     node.attr("consumed_inputs", None)
     node.attr("is_test", None)
     node.attr("ratio", None)
     node.attr("seed", None)
     x = node.input(0)
     if node.has_input(2):
-        training = node.const(2, "training_mode")
-        if bool(training.reshape(-1)[0]):
-            raise node.error("training_mode=True (random dropout) is not supported")
+        training = node.const(2)
+        ratio = node.const(1) if node.has_input(1) else np.asarray(0.5)
+        if training is not None and ratio is not None:
+            if bool(training.reshape(-1)[0]) and float(ratio.reshape(-1)[0]) != 0:
+                raise node.error("training_mode=True (random dropout) is not supported")
+        elif training is None or bool(training.reshape(-1)[0]):
+            _check_no_dropout(node)
     node.mark_read(1)
     if len(node.outputs) > 1 and node.outputs[1]:
         return x, op.ones_like(x, "bool") if node.version >= 10 else op.ones_like(x)
     return x
+
+
+def _check_no_dropout(node):
+    """A run-time check that training_mode is false or the ratio is 0."""
+    def scalar(index, dtype=None):
+        value = op.reshape(node.input(index), shape_expr([]))
+        return op.astype(value, dtype) if dtype else value
+
+    off = op.logical_not(scalar(2, "bool"))
+    if node.has_input(1):
+        ratio = scalar(1)
+        off = op.logical_or(off, op.equal(ratio, _c(0, ratio)))
+    message = f"{node.where}: training_mode=True with a non-zero ratio (random dropout) is not supported"
+    node.importer.emit(relax.op.assert_op(off, format=message))
 
 
 # -- normalizations -------------------------------------------------------------------------
@@ -203,19 +226,42 @@ def _per_channel(param, ndim: int, axis: int = 1):
 
 @converter("BatchNormalization", since=1)
 def batch_norm(node):
-    for legacy in ("consumed_inputs", "is_test", "spatial", "momentum"):
+    for legacy in ("consumed_inputs", "is_test", "spatial"):
         node.attr(legacy, None)
-    if node.version >= 14:
-        node.expect("training_mode", 0, why="(training-mode batch statistics) is not supported")
+    momentum = node.attr("momentum", 0.9)  # moves the running statistics in training mode only
+    training = node.version >= 14 and bool(node.attr("training_mode"))
     x, scale, bias, mean, var = (node.input(i) for i in range(5))
-    if any(name for name in node.outputs[1:]) and node.version >= 14:
-        raise node.error("the running statistics outputs (training mode) are not supported")
+    if any(name for name in node.outputs[1:]) and node.version >= 14 and not training:
+        raise node.error("the running statistics outputs need training_mode=1")
     eps = node.attr("epsilon")
     ndim = ndim_of(x)
+    if training:
+        return _batch_norm_training(x, scale, bias, mean, var, eps, momentum)
     if ndim_of(scale) == 1 and ndim > 1:
         scale, bias, mean, var = (_per_channel(p, ndim) for p in (scale, bias, mean, var))
     inv = op.divide(scale, op.sqrt(op.add(var, _c(eps, var))))
     return op.add(op.multiply(op.subtract(x, mean), inv), bias)
+
+
+def _batch_norm_training(x, scale, bias, mean, var, eps, momentum):
+    """training_mode=1: normalize with the batch's statistics (mean and biased variance over
+    every axis but the channels); the running statistics move towards them by `momentum`."""
+    ndim = ndim_of(x)
+    axes = [a for a in range(ndim) if a != 1]
+    batch_mean = op.mean(x, axis=axes, keepdims=True)
+    centered = op.subtract(x, batch_mean)
+    batch_var = op.mean(op.multiply(centered, centered), axis=axes, keepdims=True)
+    scale_b, bias_b = (_per_channel(p, ndim) for p in (scale, bias))
+    inv = op.divide(scale_b, op.sqrt(op.add(batch_var, _c(eps, batch_var))))
+    y = op.add(op.multiply(centered, inv), bias_b)
+    flat_mean = op.reshape(batch_mean, shape_expr([shape_of(x)[1]]))
+    flat_var = op.reshape(batch_var, shape_expr([shape_of(x)[1]]))
+
+    def running(old, new):
+        new = op.astype(new, dtype_of(old))
+        return op.add(op.multiply(old, _c(momentum, old)), op.multiply(new, _c(1 - momentum, old)))
+
+    return y, running(mean, flat_mean), running(var, flat_var)
 
 
 @converter("InstanceNormalization", since=1)

@@ -62,8 +62,41 @@ def sequence_at(node):
 @converter("SequenceInsert", since=11)
 def sequence_insert(node):
     seq = _sequence(node, 0)
+    if node.has_input(2) and node.const(2) is None:
+        return _insert_at_run_time(node, seq, node.input(1), node.input(2))
     pos = _position(node, 2, len(seq), len(seq), insert=True)
     return seq[:pos] + [node.input(1)] + seq[pos:]
+
+
+def _insert_at_run_time(node, seq: list, tensor, position):
+    """Insert at a position computed at run time: the sequence's length is still known, and
+    each slot of the result is an `If` choosing the inserted tensor, the element at its own
+    index, or the one before it (elements may differ in shape)."""
+    importer = node.importer
+    n = len(seq)
+    pos = op.reshape(op.astype(position, "int64"), relax.ShapeExpr([]))
+    pos = op.where(op.less(pos, relax.const(0, "int64")), op.add(pos, relax.const(n, "int64")), pos)
+    in_range = op.logical_and(
+        op.less_equal(relax.const(0, "int64"), pos), op.less_equal(pos, relax.const(n, "int64"))
+    )
+    message = f"{node.where}: the position is out of range for a sequence of {n} (accepted: [-{n}, {n}])"
+    importer.emit(relax.op.assert_op(in_range, format=message))
+
+    def choose(cond, a, b):
+        if a is None:
+            return b
+        if b is None:
+            return a
+        chosen = importer.emit(relax.If(cond, relax.SeqExpr([], a), relax.SeqExpr([], b)))
+        return importer.refine(chosen, "seq")
+
+    out = []
+    for i in range(n + 1):
+        here = op.equal(pos, relax.const(i, "int64"))
+        before = op.less(relax.const(i, "int64"), pos)  # the slot is before the insertion
+        rest = choose(before, seq[i] if i < n else None, seq[i - 1] if i > 0 else None)
+        out.append(choose(here, tensor, rest))
+    return out
 
 
 @converter("SequenceErase", since=11)
@@ -90,6 +123,8 @@ def split_to_sequence(node):
     if not node.has_input(1):
         parts = [op.strided_slice(x, [axis], [i], [i + 1]) for i in range(n)]
         return [op.squeeze(p, [axis]) if not keepdims else p for p in parts]
+    if node.const(1) is None:
+        return _split_at_run_time(node, x, axis, n)
     split = node.const(1, "split").reshape(-1).tolist()
     if len(split) == 1 and node.const(1).ndim == 0:
         size = int(split[0])
@@ -131,3 +166,58 @@ def optional_get_element(node):
     if value is None:
         raise node.error("the optional is empty")
     return value
+
+
+def _split_at_run_time(node, x, axis: int, n: int) -> list:
+    """A 1-d split computed at run time: as many pieces as it has elements, of sizes the VM
+    reads (a split that does not add up to the axis is refused when the model runs)."""
+    from .common import dynamic_slice
+
+    split = node.input(1)
+    if ndim_of(split) != 1:
+        raise node.error(
+            "a scalar split computed at run time makes a sequence whose length graphc does not "
+            "know at import (give the split as a constant)"
+        )
+    sizes = node.ints(1, "split")
+    total = relax.const(n, "int64")
+    summed = op.sum(op.astype(split, "int64"))
+    message = f"{node.where}: the split sizes must add up to the axis' length {n}"
+    node.importer.emit(relax.op.assert_op(op.equal(summed, total), format=message))
+    out, start = [], tir.const(0, "int64")
+    for size in sizes:
+        out.append(dynamic_slice(node, x, [axis], [start], [start + size], [tir.const(1, "int64")]))
+        start = start + size
+    return out
+
+
+@converter("SequenceMap", since=17)
+def sequence_map(node):
+    """The body applied to each element of the sequences (of one length, known at import), a
+    tensor input passed whole to every application; each body output becomes a sequence."""
+    from .control_flow import _unrolled_body
+
+    importer = node.importer
+    body = node.attr("body")
+    values = [node.value(i) for i in range(len(node.inputs))]
+    sequences = {i: _sequence(node, i) for i, v in enumerate(values) if not _is_tensor(v)}
+    lengths = {len(s) for s in sequences.values()}
+    if len(lengths) != 1:
+        raise node.error(f"the input sequences have different lengths {sorted(lengths)}")
+    length = lengths.pop()
+    names = [i.name for i in body.input]
+    outputs: list[list] = [[] for _ in body.output]
+    for k in range(length):
+        bindings = {}
+        for i, name in enumerate(names):
+            bindings[name] = sequences[i][k] if i in sequences else values[i]
+        outs = _unrolled_body(node, body, {n: importer.bind(v) for n, v in bindings.items()})
+        for j, value in enumerate(outs):
+            outputs[j].append(value)
+    return tuple(outputs)
+
+
+def _is_tensor(value) -> bool:
+    if isinstance(value, list):
+        return False
+    return not (isinstance(value, relax.Expr) and isinstance(value.struct_info, relax.TupleStructInfo))

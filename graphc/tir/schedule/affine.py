@@ -276,9 +276,10 @@ class IterMapper:
         c = self._exact_div(c, sp.scale)
         one = const(1, c.dtype)
         if self._divides(c, sp.extent):
-            return IterSum(
-                [Split(sp.mark, self._simplify(sp.lower * c), self._exact_div(sp.extent, c), one)], base
-            )
+            extent = self._exact_div(sp.extent, c)
+            if _is_one(extent):  # the quotient of the whole extent: always 0
+                return IterSum([], base)
+            return IterSum([Split(sp.mark, self._simplify(sp.lower * c), extent, one)], base)
         raise NotAffine("a floordiv that does not divide the iterator's extent")
 
     def _mod(self, s: IterSum, c) -> IterSum:

@@ -149,12 +149,15 @@ def blockize(func, func_name: str, loop_var: Var, preserve_unit_iters: bool = Tr
     for iv, value in zip(block.iter_vars, realize.iter_values):
         ob, oext, ib, iext = _divide(iv, value, inner, what)
         unit_out, unit_in = is_one(oext), is_one(iext)
+        # TVM keeps an outer iter for every iter; without preserve_unit_iters a unit one is bound
+        # to its one value (and the inner block uses that value, not the iter)
+        o_var = Var(f"{iv.var.name}_o", iv.var.dtype)
+        o_dom = iv.dom if unit_in else Range(const(0, iv.var.dtype), oext)
+        o_ivs.append(IterVar(o_dom, o_var, iv.iter_type))
         if unit_out and not preserve_unit_iters:
             outer_expr = outside.simplify(ob)
+            o_vals.append(outer_expr)
         else:
-            o_var = Var(f"{iv.var.name}_o", iv.var.dtype)
-            o_dom = iv.dom if unit_in else Range(const(0, iv.var.dtype), oext)
-            o_ivs.append(IterVar(o_dom, o_var, iv.iter_type))
             o_vals.append(ob)
             outer_expr = o_var
         if unit_in:  # the binding uses only outer loops: no inner iter var

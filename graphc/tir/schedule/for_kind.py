@@ -107,7 +107,7 @@ def _local_reduction_violation(func, path: list, reduction_violation, binding_is
     block = path[-1].block
     if block.init is None:
         return "it has no init"
-    if not (binding_is_affine(func, path) or binding_is_affine(func, path, use_predicate=False)):
+    if not binding_is_affine(func, path):
         return "its bindings are not affine"
     if any(iv.iter_type not in (IterType.DATA_PAR, IterType.COMM_REDUCE) for iv in block.iter_vars):
         return "it has iters that are neither spatial nor reductions"

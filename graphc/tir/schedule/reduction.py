@@ -322,9 +322,17 @@ def _combine(kind, a, b):
 
 
 def rfactor(func, func_name: str, name: str, loop_var: Var, factor_axis: int):
-    """Factor the reduction over loop `loop_var` into a new buffer; returns (new_func, rf block name)."""
+    """Factor the reduction over loop `loop_var` into new buffers; returns (new_func, rf block name).
+
+    As TVM places them: the rf block gets a copy of the block's loop nest (keeping the loop
+    variables, so loop handles follow the rf block), placed before the nest; the write-back block
+    takes the block's place in the nest, under the loops that drive its spatial iters and the rf
+    loop (the nest's other loops and blocks stay as they were).
+    """
     from ..buffer import decl_buffer
     from ..expr import Range
+    from ..stmt import LetStmt
+    from .reducer import match_reducer
     from .scope import check_reduction, check_stage_pipeline
 
     path = find_block_path(func.body, name)
@@ -340,7 +348,8 @@ def rfactor(func, func_name: str, name: str, loop_var: Var, factor_axis: int):
             f"cannot {what}: the loop must be serial, but it is {rf_loop.kind.value}; rfactor before "
             f"parallelizing, vectorizing, unrolling or binding it"
         )
-    buf, indices, kind, operand = _combiner(block, what)
+    red = match_reducer(block, what)
+    bufs, indices = red.buffers, red.indices
     spatial = [
         (iv, v) for iv, v in zip(block.iter_vars, realize.iter_values) if iv.iter_type == IterType.DATA_PAR
     ]
@@ -354,32 +363,45 @@ def rfactor(func, func_name: str, name: str, loop_var: Var, factor_axis: int):
     if not (isinstance(rf_loop.min, IntImm) and rf_loop.min.value == 0):
         raise ScheduleError(f"cannot {what}: the loop starts at {rf_loop.min}, rfactor needs a loop from 0")
     _check_init_reached(func, block, realize, loops, what)
-    others = [r.block.name_hint for r in walk(func.body) if isinstance(r, BlockRealize) and r is not realize
-              and r.block.name_hint != "root" and buf in write_buffers(r.block)]  # fmt: skip
-    if others:
-        raise ScheduleError(
-            f"cannot {what}: {buf.name} is also written by block(s) {', '.join(others)}; the write-back "
-            f"block would run after them"
-        )
+    for buf in bufs:
+        others = [r.block.name_hint for r in walk(func.body) if isinstance(r, BlockRealize)
+                  and r is not realize and r.block.name_hint != "root"
+                  and buf in write_buffers(r.block)]  # fmt: skip
+        if others:
+            raise ScheduleError(
+                f"cannot {what}: {buf.name} is also written by block(s) {', '.join(others)}; the write-back "
+                f"block would run after them"
+            )
     check_stage_pipeline(func, path, what)
     check_reduction(func, path, what)
     red_loops = [lp for lp in loops if any(uses_var(v, lp.loop_var) for _, v in reduce_)]
     _check_rfactor_loops(loops, realize, spatial, reduce_, what)
-    ndim = len(buf.shape)
+    ndim = len(bufs[0].shape)
     if not isinstance(factor_axis, int) or not -(ndim + 1) <= factor_axis <= ndim:
         raise ScheduleError(
-            f"cannot {what}: factor_axis {factor_axis} is out of range [{-(ndim + 1)}, {ndim}] for {buf.name}"
+            f"cannot {what}: factor_axis {factor_axis} is out of range [{-(ndim + 1)}, {ndim}] for "
+            f"{bufs[0].name}"
         )
     factor_axis = factor_axis + ndim + 1 if factor_axis < 0 else factor_axis
-    sharing = [r.block.name_hint for r in walk(loops[0]) if isinstance(r, BlockRealize) and r is not realize
-               and buf in read_buffers(r.block)]  # fmt: skip
-    if sharing:
+    # the rf block now runs, for all points, before anything else in the nest: nothing else there may
+    # write what it reads
+    block_reads = read_buffers(block)
+    clobber = [(r.block.name_hint, b.name) for r in walk(loops[0]) if isinstance(r, BlockRealize)
+               and r is not realize for b in write_buffers(r.block) if b in block_reads]  # fmt: skip
+    if clobber:
         raise ScheduleError(
-            f"cannot {what}: block {sharing[0]!r} in the same loop nest reads {buf.name}; the write-back "
-            f"block goes after the nest, so it would read unfinished results"
+            f"cannot {what}: block {clobber[0][0]!r} in the same loop nest writes {clobber[0][1]}, which the "
+            f"block reads; the rf block runs before the whole nest and would read it unfinished"
         )
     if find_block_path(func.body, f"{name}_rf") is not None:
         raise ScheduleError(f"cannot {what}: a block named {name + '_rf'!r} already exists")
+    between = path[path.index(loops[0]) : -1]
+    odd = [s for s in between if not isinstance(s, For | SeqStmt)]
+    if odd:
+        raise ScheduleError(
+            f"cannot {what}: a {type(odd[0]).__name__} stands between the loops; the rf block's copy of the "
+            f"loop nest holds loops only"
+        )
 
     # the rfactor block: every loop of the reduction gets its own iter; the rf loop's one is spatial
     loop_ivs = {
@@ -393,14 +415,21 @@ def rfactor(func, func_name: str, name: str, loop_var: Var, factor_axis: int):
     to_iv = {lp: iv.var for lp, iv in loop_ivs.items()}
     rvmap = {iv.var: substitute(v, to_iv) for iv, v in reduce_}
     rf_var = loop_ivs[loop_var].var
-    rf_shape = list(buf.shape)
-    rf_shape.insert(factor_axis, rf_loop.extent)
-    rf_buf = decl_buffer(tuple(rf_shape), buf.dtype, f"{buf.name}_rf", scope=buf.scope)
+    rf_bufs = []
+    for buf in bufs:
+        rf_shape = list(buf.shape)
+        rf_shape.insert(factor_axis, rf_loop.extent)
+        rf_bufs.append(decl_buffer(tuple(rf_shape), buf.dtype, f"{buf.name}_rf", scope=buf.scope))
     rf_idx = list(indices)
     rf_idx.insert(factor_axis, rf_var)
-    rf_load = rf_buf[tuple(rf_idx)]
-    rf_body = rf_buf.vstore(rf_idx, _combine(kind, rf_load, substitute(operand, rvmap)))
-    rf_init = rf_buf.vstore(rf_idx, block.init.value)
+    operands = [substitute(op, rvmap) for op in red.operands]
+    has_reduce = len(red_loops) > 1
+    if has_reduce:
+        rf_values_new = red.combine([b[tuple(rf_idx)] for b in rf_bufs], operands)
+        rf_body = _store_all(rf_bufs, rf_idx, rf_values_new, LetStmt)
+        rf_init = _store_all(rf_bufs, rf_idx, red.inits, None)
+    else:  # one element per partial result: the identity folded with it is the operand itself
+        rf_body, rf_init = _store_all(rf_bufs, rf_idx, operands, None), None
     rf_ivs = (
         [loop_ivs[loop_var]]
         + [iv for iv, _ in spatial]
@@ -408,13 +437,19 @@ def rfactor(func, func_name: str, name: str, loop_var: Var, factor_axis: int):
     )
     rf_block = Block(tuple(rf_ivs), (), (), f"{name}_rf", rf_body, rf_init)
     reads, writes = get_block_read_write_region(rf_block)
+    reads = _in_order(reads, [r.buffer for r in block.reads])  # the block's own order, as TVM keeps it
     rf_block = rf_block.replace(reads=reads, writes=writes)
     rf_values = [loop_var] + [v for _, v in spatial] + [lp.loop_var for lp in red_loops if lp is not rf_loop]
-    rf_realize = BlockRealize(tuple(rf_values), realize.predicate, rf_block)
+    rf_stmt = BlockRealize(tuple(rf_values), realize.predicate, rf_block)
+    for lp in reversed(loops):  # the rf nest: the nest's loops (their variables) around the rf block only
+        rf_stmt = lp.replace(body=rf_stmt)
 
-    # the write-back block: B[idx] = B[idx] <op> B_rf[idx with the rf iter], reducing over the rf iter
-    wb_loops = [lp for lp in loops if lp is rf_loop or any(uses_var(v, lp.loop_var) for _, v in spatial)]
-    new_loop_vars = {lp.loop_var: Var(lp.loop_var.name, lp.loop_var.dtype) for lp in wb_loops}
+    # the write-back block: B[idx] = B[idx] <op> B_rf[idx with the rf iter], reducing over the rf iter;
+    # the nest it stays in gets new loop variables
+    new_loop_vars = {lp.loop_var: Var(lp.loop_var.name, lp.loop_var.dtype) for lp in loops}
+    first_red = next(k for k, lp in enumerate(loops) if lp in red_loops)
+    wb_loops = [lp for lp in loops[first_red:]
+                if lp is rf_loop or any(uses_var(v, lp.loop_var) for _, v in spatial)]  # fmt: skip
     wb_spatial = [IterVar(iv.dom, Var(iv.var.name, iv.var.dtype), IterType.DATA_PAR) for iv, _ in spatial]
     wb_rf = IterVar(
         Range(rf_loop.min, rf_loop.extent), Var(f"v{loop_var.name}", loop_var.dtype), IterType.COMM_REDUCE
@@ -423,22 +458,59 @@ def rfactor(func, func_name: str, name: str, loop_var: Var, factor_axis: int):
     wb_idx = [substitute(i, svmap) for i in indices]
     wb_rf_idx = list(wb_idx)
     wb_rf_idx.insert(factor_axis, wb_rf.var)
-    wb_body = buf.vstore(wb_idx, _combine(kind, buf[tuple(wb_idx)], rf_buf[tuple(wb_rf_idx)]))
-    wb_block = Block(tuple([wb_rf] + wb_spatial), (), (), name, wb_body, buf.vstore(wb_idx, block.init.value))
+    wb_new = red.combine([b[tuple(wb_idx)] for b in bufs], [b[tuple(wb_rf_idx)] for b in rf_bufs])
+    wb_body = _store_all(bufs, wb_idx, wb_new, LetStmt)
+    wb_init = _store_all(bufs, wb_idx, red.inits, None)
+    wb_block = Block(tuple([wb_rf] + wb_spatial), (), (), name, wb_body, wb_init)
     reads, writes = get_block_read_write_region(wb_block)
-    wb_block = wb_block.replace(reads=reads, writes=writes)
+    wb_block = wb_block.replace(reads=_in_order(reads, rf_bufs), writes=writes)
     # TVM orders the write-back block's iters rf iter first
     wb_values = [new_loop_vars[loop_var]] + [substitute(v, new_loop_vars) for _, v in spatial]
-    dropped = {lp.loop_var for lp in loops} - set(new_loop_vars)
-    wb_pred = _init_predicate(realize.predicate, new_loop_vars, dropped, what)
-    stmt = BlockRealize(tuple(wb_values), wb_pred, wb_block)
+    kept = {lp.loop_var for lp in loops[:first_red] + wb_loops}
+    wb_pred = _init_predicate(realize.predicate, new_loop_vars, {lp.loop_var for lp in loops} - kept, what)
+    wb_stmt = BlockRealize(tuple(wb_values), wb_pred, wb_block)
     for lp in reversed(wb_loops):
-        v = new_loop_vars[lp.loop_var]
-        stmt = For(v, lp.min, substitute(lp.extent, new_loop_vars), lp.kind, stmt, lp.thread_binding)
-
+        wb_stmt = lp.replace(body=wb_stmt)
     top = loops[0]
+    nest = replace_stmts(top, {loops[first_red]: wb_stmt})
+    nest = _rename_loops(nest, new_loop_vars)
+
     scope = enclosing_block(path)
-    new_top = replace_stmts(top, {realize: rf_realize})
-    scope_body = replace_stmts(scope.body, {top: SeqStmt((new_top, stmt))})
-    new_scope = scope.replace(body=scope_body, alloc_buffers=scope.alloc_buffers + (rf_buf,))
+    scope_body = replace_stmts(scope.body, {top: SeqStmt((rf_stmt, nest))})
+    new_scope = scope.replace(body=scope_body, alloc_buffers=scope.alloc_buffers + tuple(rf_bufs))
     return func.with_body(replace_stmts(func.body, {scope: new_scope})), rf_block.name_hint
+
+
+def _in_order(regions, buffers) -> tuple:
+    """`regions` sorted (stably) by where their buffer is in `buffers`; others after."""
+    rank = {id(b): k for k, b in enumerate(buffers)}
+    return tuple(sorted(regions, key=lambda r: rank.get(id(r.buffer), len(rank))))
+
+
+def _store_all(bufs, idx, values, let_cls):
+    """Store values[k] into bufs[k][idx]; with `let_cls` and several buffers, bind the new values
+    first (each is computed from the old ones) and store them after, as TVM writes a tuple reducer."""
+    if len(bufs) == 1:
+        return bufs[0].vstore(list(idx), values[0])
+    if let_cls is None:
+        return SeqStmt(tuple(b.vstore(list(idx), v) for b, v in zip(bufs, values)))
+    let_vars = [Var(f"v_{b.name}", b.dtype) for b in bufs]
+    stmt = SeqStmt(tuple(b.vstore(list(idx), v) for b, v in zip(bufs, let_vars)))
+    for var, v in reversed(list(zip(let_vars, values))):
+        stmt = let_cls(var, v, stmt)
+    return stmt
+
+
+def _rename_loops(stmt, new_vars: dict):
+    """`stmt` with the loops of `new_vars` given their new variables (uses substituted throughout)."""
+    from ..functor import StmtMutator
+
+    class _Rename(StmtMutator):
+        def visit_For(self, op):
+            body = self.visit_stmt(op.body)
+            var = new_vars.get(op.loop_var, op.loop_var)
+            if body is op.body and var is op.loop_var:
+                return op
+            return op.replace(loop_var=var, body=body)
+
+    return substitute(_Rename().visit_stmt(stmt), new_vars)

@@ -166,3 +166,38 @@ def test_grid_sample():
         rtol=1e-4,
         atol=1e-5,
     )
+
+
+@pytest.mark.parametrize("training,ratio", [(False, 0.5), (True, 0.0)])
+def test_dropout_with_a_run_time_training_mode(training, ratio):
+    # training_mode false, or a ratio of 0: the identity and an all-true mask
+    x = rand(3, 4)
+    check_node("Dropout", [x, np.array(ratio, "float32"), np.array(training)], num_outputs=2, opset=22)
+
+
+def test_dropout_training_at_run_time_fails_naming_the_node():
+    from onnx import helper
+    from onnx_testing import make_model, run_graphc
+
+    node = helper.make_node("Dropout", ["x", "r", "t"], ["y"], name="drop")
+    model = make_model([node], [("x", None, [2]), ("r", None, []), ("t", np.bool_, [])], [("y", None, None)])
+    x = np.array([1.0, 2.0], "float32")
+    ok = run_graphc(model, [x, np.array(0.5, "float32"), np.array(False)])
+    np.testing.assert_array_equal(ok[0], x)
+    with pytest.raises(AssertionError, match="Dropout node .drop..*training_mode=True"):
+        run_graphc(model, [x, np.array(0.5, "float32"), np.array(True)])
+
+
+@pytest.mark.parametrize("const_stats", [False, True])
+def test_batch_norm_training_mode(const_stats):
+    x, scale, bias = rand(2, 3, 4, 5), rand(3, seed=1), rand(3, seed=2)
+    mean, var = rand(3, seed=3), rand(3, seed=4, low=0.5, high=1.5)
+    check_node(
+        "BatchNormalization",
+        [x, scale, bias, mean, var],
+        {"training_mode": 1, "momentum": 0.8, "epsilon": 1e-3},
+        opset=15,
+        num_outputs=3,
+        const_inputs=(1, 2, 3, 4) if const_stats else (),
+        rtol=1e-4,
+    )

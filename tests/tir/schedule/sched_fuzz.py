@@ -146,6 +146,21 @@ def _two_outputs(data, sym):
     return [A, B, te.compute((n, m), lambda i, j: B[i, j] + 1.0, name="C")]
 
 
+def _argmax(data, sym):
+    """A tuple reduction (index, value) as TVM's argmax: one let and one store per buffer."""
+
+    def fcombine(x, y):
+        keep = x[1] >= y[1]
+        return tir.Select(keep, x[0], y[0], x[0].dtype), tir.Select(keep, x[1], y[1], x[1].dtype)
+
+    argmax = te.comm_reducer(fcombine, lambda t0, t1: (tir.const(-1, t0), tir.min_value(t1)), name="argmax")
+    n, m = data.draw(SIZES), _dim(data, sym, "m")
+    idx, val = te.placeholder((n, m), name="idx", dtype="int32"), te.placeholder((n, m), name="val")
+    k = te.reduce_axis((0, m), "k")
+    out_i, out_v = te.compute((n,), lambda i: argmax((idx[i, k], val[i, k]), axis=k), name="T")
+    return [idx, val, out_i, out_v]
+
+
 PROGRAMS = {
     "elementwise": _elementwise,
     "broadcast": _broadcast,
@@ -158,9 +173,10 @@ PROGRAMS = {
     "reshape": _reshape,
     "stencil": _stencil,
     "two_outputs": _two_outputs,
+    "argmax": _argmax,
 }
 SYMBOLIC_OK = {
-    "elementwise", "broadcast", "reduction", "matmul", "mm_relu", "chain", "softmax", "two_outputs"
+    "elementwise", "broadcast", "reduction", "matmul", "mm_relu", "chain", "softmax", "two_outputs", "argmax"
 }  # fmt: skip
 
 

@@ -31,6 +31,9 @@ DOM3 = {i: R(2), j: R(17), k: R(6)}
         ([i * 102 + j * 6 + k], DOM3, tir.And((i * 17 + j) * 6 + k < 197, i * 17 + j < 33), True),
         ([i * 102 + j * 6 + k], DOM3, tir.And(i * 17 + j < 33, (i * 17 + j) * 6 + k < 197), True),
         ([i * 17 + j, k], DOM3, (i * 17 + j) * 6 + k < 197, False),
+        # a fused block index of a unit loop and a 2-loop: `v // 2` is always 0 (gpu.Matmul, 2 x 33)
+        ([j, v * 32 + k], {v: R(2), j: R(2), k: R(32)},
+         tir.And(v // 2 * 32 + j < 2, v % 2 * 32 + k < 33), True),  # fmt: skip
     ],
 )
 def test_is_affine_binding(values, dom, predicate, affine):

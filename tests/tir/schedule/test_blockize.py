@@ -95,6 +95,7 @@ def test_blockize_without_unit_iters():
         for i in range(32):
             with T.block("B_o"):
                 vi_o = T.axis.spatial(32, i)
+                vj_o = T.axis.spatial(1, 0)  # noqa: F841 - TVM keeps a unit outer iter, bound to its one value
                 T.reads(A[vi_o, 0:32])
                 T.writes(B[vi_o, 0:32])
                 for j in range(32):
@@ -109,6 +110,39 @@ def test_blockize_without_unit_iters():
     sch.blockize(j, preserve_unit_iters=False)
     assert_func_equal(sch.mod["main"], expected)
     P.assert_same_result(elementwise, sch.mod["main"])
+
+
+@pytest.mark.parametrize("preserve", [True, False])
+def test_blockize_under_a_unit_loop(preserve):
+    """A unit loop outside: the outer iter stays, bound to the loop or (not preserving) to 0."""
+
+    @T.prim_func
+    def before(A: T.Buffer((16, 32), "float32"), B: T.Buffer((16, 32), "float32")):
+        for i0, j0, i1, j1 in T.grid(1, 2, 16, 16):
+            with T.block("B"):
+                vi = T.axis.spatial(16, i0 * 16 + i1)
+                vj = T.axis.spatial(32, j0 * 16 + j1)
+                B[vi, vj] = A[vi, vj] + 1.0
+
+    @T.prim_func
+    def expected(A: T.Buffer((16, 32), "float32"), B: T.Buffer((16, 32), "float32")):
+        for i0, j0 in T.grid(1, 2):
+            with T.block("B_o"):
+                vi_o = T.axis.spatial(1, i0 if preserve else 0)  # noqa: F841
+                vj_o = T.axis.spatial(2, j0)
+                T.reads(A[0:16, vj_o * 16 : vj_o * 16 + 16])
+                T.writes(B[0:16, vj_o * 16 : vj_o * 16 + 16])
+                for i1, j1 in T.grid(16, 16):
+                    with T.block("B"):
+                        vi, vj_i = T.axis.remap("SS", [i1, j1])
+                        T.reads(A[vi, vj_o * 16 + vj_i])
+                        T.writes(B[vi, vj_o * 16 + vj_i])
+                        B[vi, vj_o * 16 + vj_i] = A[vi, vj_o * 16 + vj_i] + 1.0
+
+    sch = tir.Schedule(before)
+    sch.blockize(sch.get_loops(sch.get_block("B"))[2], preserve_unit_iters=preserve)
+    assert_func_equal(sch.mod["main"], expected)
+    P.assert_same_result(before, sch.mod["main"])
 
 
 def test_blockize_matmul_tile_moves_init_to_outer_block():

@@ -174,7 +174,7 @@ def test_pad_einsum_of_a_block_without_loops_is_an_error():
     sch = tir.Schedule(P.elementwise(4, 4))
     i, _ = sch.get_loops(sch.get_block("B"))
     outer = sch.blockize(i, preserve_unit_iters=False)
-    assert "no loops" in _illegal(sch, lambda: sch.pad_einsum(outer, []))
+    assert "no loops" in _illegal(sch, lambda: sch.pad_einsum(outer, [1, 1]))
 
 
 def test_pad_einsum_after_decompose_reduction_is_refused():

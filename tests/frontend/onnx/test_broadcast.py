@@ -1,0 +1,33 @@
+"""Broadcasts the sizes do not decide at import (two different symbolic sizes, either of which
+may be 1 when the model runs): one compiled model serves every size, against numpy."""
+
+import numpy as np
+from onnx import helper
+from onnx_testing import make_model, rand
+
+import graphc
+from graphc import relax
+from graphc.frontend.onnx import from_onnx
+
+
+def _compile(model):
+    mod = from_onnx(model)
+    assert relax.analysis.well_formed(mod)
+    return relax.VirtualMachine(graphc.compile(mod, "llvm"), graphc.cpu())
+
+
+def test_add_of_two_symbolic_sizes_either_of_which_is_one():
+    node = helper.make_node("Add", ["a", "b"], ["c"])
+    vm = _compile(make_model([node], [("a", None, ["n", 3]), ("b", None, ["m", 1])], [("c", None, None)]))
+    for n, m in [(4, 4), (1, 5), (6, 1)]:
+        a, b = rand(n, 3), rand(m, 1, seed=1)
+        np.testing.assert_allclose(vm["main"](a, b).numpy(), a + b, rtol=1e-6)
+
+
+def test_matmul_with_different_symbolic_contraction_and_batch_sizes():
+    node = helper.make_node("MatMul", ["a", "b"], ["c"])
+    model = make_model([node], [("a", None, ["p", 2, "k"]), ("b", None, ["q", "j", 3])], [("c", None, None)])
+    vm = _compile(model)
+    for p, q, k in [(2, 2, 4), (1, 3, 5), (3, 1, 2)]:
+        a, b = rand(p, 2, k), rand(q, k, 3, seed=1)
+        np.testing.assert_allclose(vm["main"](a, b).numpy(), a @ b, rtol=1e-5)
