@@ -316,7 +316,9 @@ def lp_norm(node):
         norm = op.sum(op.abs(x), axis=[axis], keepdims=True)
     else:
         norm = op.sqrt(op.sum(op.multiply(x, x), axis=[axis], keepdims=True))
-    return op.divide(x, norm)
+    # a zero vector stays zero (ONNX's reference), not 0/0
+    zero = op.zeros_like(norm)
+    return op.divide(x, op.where(op.equal(norm, zero), op.ones_like(norm), norm))
 
 
 @converter("MeanVarianceNormalization", since=9)

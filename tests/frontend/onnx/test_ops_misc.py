@@ -1,0 +1,69 @@
+"""Edge cases of math, reductions and normalization, and the tensor operators of the
+conformance push (BitCast, ReverseSequence, TensorScatter, Det, DFT, ...), against ONNX's
+reference implementation or numpy."""
+
+import numpy as np
+import pytest
+from onnx_testing import check_node, rand
+
+
+def test_float_mod_without_fmod_follows_the_divisor_sign_and_ieee_edges():
+    inf, nan = np.inf, np.nan
+    x = np.array([0, -0.0, 0, -0.0, -3, 3, -1, 1, inf, -inf, 1, 1, nan, 1, 5.5, -5.5], "float32")
+    y = np.array([-2, 2, 2, -2, inf, inf, -inf, -inf, 2, 2, 0, -0.0, 2, nan, -2, 2], "float32")
+    with np.errstate(all="ignore"):
+        expected = np.mod(x, y)
+    for dtype in ("float32", "float64"):
+        (got,) = check_node("Mod", [x.astype(dtype), y.astype(dtype)], expected=[expected.astype(dtype)])
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(expected))
+
+
+@pytest.mark.parametrize("direction", ["LEFT", "RIGHT"])
+def test_bit_shift_out_of_width_amounts_leave_the_sign_fill(direction):
+    x = np.array([-8, 4, -1, 7, -8, 5], "int32")
+    y = np.array([-1, 32, 100, 3, 1, 0], "int32")
+    inside = (y >= 0) & (y < 32)
+    safe = np.where(inside, y, 0)
+    shifted = np.left_shift(x, safe) if direction == "LEFT" else np.right_shift(x, safe)
+    fill = np.where((x < 0) & (direction == "RIGHT"), -1, 0).astype("int32")
+    check_node("BitShift", [x, y], {"direction": direction}, expected=[np.where(inside, shifted, fill)])
+    u = np.array([1, 200, 3], "uint8")
+    v = np.array([8, 1, 200], "uint8")
+    want = np.where(v < 8, np.left_shift(u, np.where(v < 8, v, 0)), 0).astype("uint8")
+    check_node("BitShift", [u, v], {"direction": "LEFT"}, expected=[want])
+
+
+def test_lp_normalization_of_a_zero_vector_is_zero():
+    x = np.array([[[1, 2, 2], [3, 4, 0]], [[0, 5, 5], [6, 8, 0]]], "float32")
+    for p in (1, 2):
+        norm = np.linalg.norm(x, ord=p, axis=0, keepdims=True)
+        want = np.where(norm == 0, 0, x / np.where(norm == 0, 1, norm)).astype("float32")
+        check_node("LpNormalization", [x], {"axis": 0, "p": p}, expected=[want])
+
+
+IDENTITIES = {
+    "ReduceSum": 0.0,
+    "ReduceProd": 1.0,
+    "ReduceMax": -np.inf,
+    "ReduceMin": np.inf,
+    "ReduceL1": 0.0,
+    "ReduceL2": 0.0,
+    "ReduceSumSquare": 0.0,
+    "ReduceLogSum": -np.inf,
+    "ReduceLogSumExp": -np.inf,
+}
+
+
+@pytest.mark.parametrize("op", sorted(IDENTITIES))
+@pytest.mark.parametrize("const", [(), (1,)], ids=["runtime-axes", "constant-axes"])
+def test_reduction_over_an_empty_axis_is_the_identity(op, const):
+    x = np.zeros((2, 0, 4), "float32")
+    want = np.full((2, 1, 4), IDENTITIES[op], "float32")
+    check_node(op, [x, np.array([1], "int64")], {"keepdims": 1}, const_inputs=const, expected=[want])
+
+
+def test_integer_max_over_an_empty_axis_is_the_lowest_value():
+    x = np.zeros((3, 0), "int32")
+    want = np.full((3,), np.iinfo("int32").min, "int32")
+    check_node("ReduceMax", [x, np.array([1], "int64")], {"keepdims": 0}, const_inputs=(1,), expected=[want])
+    check_node("ReduceSum", [rand(2, 3), np.array([1], "int64")], {"keepdims": 0})
