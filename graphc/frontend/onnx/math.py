@@ -393,3 +393,20 @@ def cast_like(node):
     fmt = node.importer.narrow_of(node.inputs[1])
     elem = next((k for k, (name, _) in NARROW.items() if name == fmt), None) if fmt else None
     return _cast_to(node, elem if elem is not None else onnx_elem_type(dtype_of(like)), saturate, round_mode)
+
+
+@converter("BitCast", since=26)
+def bit_cast(node):
+    """The input's bits read as the `to` type of the same width (little endian, as graphc's
+    targets are); float8 types are held as their uint8 bits, so they reinterpret as bytes."""
+    to = node.attr("to")
+    x = node.input(0)
+    fmt = narrow_format(to)
+    if fmt is not None and fmt in NARROW_BITS or fmt == "float4_e2m1":
+        raise node.unsupported("to", to, "sub-byte types have no graphc storage of their own width")
+    dtype = graphc_dtype(to, "the BitCast target")
+    if numpy_dtype(dtype).itemsize != numpy_dtype(dtype_of(x)).itemsize:
+        raise node.unsupported("to", to, f"has a width other than the input's {dtype_of(x)}")
+    if dtype == dtype_of(x):
+        return x
+    return op.reinterpret(x, dtype)

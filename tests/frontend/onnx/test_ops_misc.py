@@ -67,3 +67,19 @@ def test_integer_max_over_an_empty_axis_is_the_lowest_value():
     want = np.full((3,), np.iinfo("int32").min, "int32")
     check_node("ReduceMax", [x, np.array([1], "int64")], {"keepdims": 0}, const_inputs=(1,), expected=[want])
     check_node("ReduceSum", [rand(2, 3), np.array([1], "int64")], {"keepdims": 0})
+
+
+@pytest.mark.parametrize(
+    "src, dst, to",
+    [("float32", "int32", 6), ("int64", "float64", 11), ("float16", "uint16", 4), ("int8", "uint8", 2)],
+)
+def test_bit_cast_keeps_the_bits(src, dst, to):
+    x = rand(2, 3, dtype="float32", low=-100, high=100).astype(src)
+    check_node("BitCast", [x], {"to": to}, opset=26, expected=[x.view(dst)])
+
+
+def test_bit_cast_of_another_width_is_rejected():
+    from graphc.errors import FrontendError
+
+    with pytest.raises(FrontendError, match="BitCast.*'to'|to=7"):
+        check_node("BitCast", [rand(3)], {"to": 7}, opset=26, expected=[np.zeros(3, "int64")])
