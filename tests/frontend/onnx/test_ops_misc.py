@@ -83,3 +83,14 @@ def test_bit_cast_of_another_width_is_rejected():
 
     with pytest.raises(FrontendError, match="BitCast.*'to'|to=7"):
         check_node("BitCast", [rand(3)], {"to": 7}, opset=26, expected=[np.zeros(3, "int64")])
+
+
+def test_bfloat16_and_zero_size_constants_compile():
+    import ml_dtypes
+
+    bf16 = ml_dtypes.bfloat16
+    x, y = rand(2, 3).astype(bf16), rand(2, 3, seed=1).astype(bf16)
+    want = (x.astype("float32") + y.astype("float32")).astype(bf16)
+    (got,) = check_node("Add", [x, y], const_inputs=(1,), expected=[want])
+    empty = np.zeros((2, 0), "float32")
+    check_node("Concat", [rand(2, 3), empty], {"axis": 1}, const_inputs=(1,))
