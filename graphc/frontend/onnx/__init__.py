@@ -23,7 +23,7 @@ def main(x: R.Tensor(("n", 3), dtype="float32")) -> R.Tensor(("n", 3), dtype="fl
 
 from __future__ import annotations
 
-from . import contrib, control_flow, conv, image, linalg, math, nn, quantize, reduce, sequence, shape, tensor  # noqa: F401
+from . import contrib, control_flow, conv, image, linalg, math, nn, quantize, reduce, sequence, shape, signal, tensor  # noqa: F401
 from .importer import GraphImporter
 from .model import is_onnx_model, load_model
 from .registry import CONVERTERS, converter, lookup

@@ -94,3 +94,29 @@ def test_bfloat16_and_zero_size_constants_compile():
     (got,) = check_node("Add", [x, y], const_inputs=(1,), expected=[want])
     empty = np.zeros((2, 0), "float32")
     check_node("Concat", [rand(2, 3), empty], {"axis": 1}, const_inputs=(1,))
+
+
+@pytest.mark.parametrize("inverse, onesided", [(0, 0), (1, 0), (0, 1), (1, 1)])
+@pytest.mark.parametrize("length", [None, 6, 12], ids=["full", "cropped", "padded"])
+def test_dft_against_numpy_fft(inverse, onesided, length):
+    last = 2 if inverse else 1
+    x = rand(2, 8 if not (inverse and onesided) else 5, 3, last)
+    inputs = [x, None if length is None else np.array(length, "int64"), np.array(1, "int64")]
+    attrs = {"inverse": inverse, "onesided": onesided}
+    check_node("DFT", inputs, attrs, opset=20, const_inputs=(1, 2), rtol=1e-4, atol=1e-5)
+    if length is None:
+        check_node("DFT", [x], {**attrs, "axis": 1}, opset=17, rtol=1e-4, atol=1e-5)
+
+
+def test_dft_over_a_run_time_axis():
+    x = rand(2, 6, 6, 2)
+    for axis in (1, 2, -2):
+        check_node("DFT", [x, None, np.array(axis, "int64")], opset=20, rtol=1e-4, atol=1e-5)
+
+
+def test_one_sided_dft_over_a_run_time_axis_is_rejected():
+    from graphc.errors import FrontendError
+
+    x = rand(2, 6, 6, 1)
+    with pytest.raises(FrontendError, match="one-sided DFT over an axis computed at run time"):
+        check_node("DFT", [x, None, np.array(1, "int64")], {"onesided": 1}, opset=20)
