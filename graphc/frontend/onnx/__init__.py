@@ -23,7 +23,21 @@ def main(x: R.Tensor(("n", 3), dtype="float32")) -> R.Tensor(("n", 3), dtype="fl
 
 from __future__ import annotations
 
-from . import contrib, control_flow, conv, image, linalg, math, nn, quantize, reduce, sequence, shape, signal, tensor  # noqa: F401
+from . import (  # noqa: F401
+    contrib,
+    control_flow,
+    conv,
+    image,
+    linalg,
+    math,
+    nn,
+    quantize,
+    reduce,
+    sequence,
+    shape,
+    signal,
+    tensor,
+)
 from .importer import GraphImporter
 from .model import is_onnx_model, load_model
 from .registry import CONVERTERS, converter, lookup
