@@ -28,6 +28,7 @@ from . import (  # noqa: F401
     control_flow,
     conv,
     image,
+    indexing,
     linalg,
     math,
     nn,

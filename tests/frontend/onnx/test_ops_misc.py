@@ -120,3 +120,27 @@ def test_one_sided_dft_over_a_run_time_axis_is_rejected():
     x = rand(2, 6, 6, 1)
     with pytest.raises(FrontendError, match="one-sided DFT over an axis computed at run time"):
         check_node("DFT", [x, None, np.array(1, "int64")], {"onesided": 1}, opset=20)
+
+
+@pytest.mark.parametrize("const", [(), (1,)], ids=["runtime-lens", "constant-lens"])
+def test_reverse_sequence(const):
+    x = rand(4, 3, 2)
+    lens = np.array([1, 3, 2], "int64")
+    check_node("ReverseSequence", [x, lens], {"batch_axis": 1, "time_axis": 0}, const_inputs=const)
+    y = rand(3, 5)
+    check_node("ReverseSequence", [y, np.array([5, 0, 2], "int64")], {"batch_axis": 0, "time_axis": 1})
+
+
+def test_reverse_sequence_past_the_time_axis_raises():
+    with pytest.raises(IndexError):
+        check_node("ReverseSequence", [rand(3, 4), np.array([2, 7, 1], "int64")],
+                   {"batch_axis": 0, "time_axis": 1}, expected=[np.zeros((3, 4), "float32")])
+
+
+@pytest.mark.parametrize("mode", ["linear", "circular"])
+def test_tensor_scatter(mode):
+    cache, update = rand(3, 2, 5, 4), rand(3, 2, 2, 4, seed=1)
+    starts = np.array([0, 3, 4] if mode == "circular" else [0, 3, 1], "int64")
+    check_node("TensorScatter", [cache, update, starts], {"mode": mode}, opset=24)
+    check_node("TensorScatter", [cache, update, starts], {"mode": mode}, opset=24, const_inputs=(2,))
+    check_node("TensorScatter", [rand(3, 5, 4), rand(3, 2, 4, seed=1)], {"axis": 1}, opset=24)
