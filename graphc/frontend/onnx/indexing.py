@@ -72,7 +72,8 @@ def tensor_scatter(node):
     count = op.reshape(op.shape_to_tensor(shape_expr([shape_of(update)[axis]])), relax.ShapeExpr([]))
     written = op.logical_and(op.greater_equal(offset, relax.const(0, I64)), op.less(offset, count))
     index = op.where(written, offset, op.zeros_like(offset))
-    full = shape_expr([d if k == axis else u for k, (d, u) in enumerate(zip(shape_of(cache), shape_of(update)))])
+    dims = zip(shape_of(cache), shape_of(update))
+    full = shape_expr([d if k == axis else u for k, (d, u) in enumerate(dims)])
     index = op.broadcast_to(index, full)
     incoming = op.gather_elements(update, index, axis=axis)
     if dtype_of(incoming) != dtype_of(cache):
