@@ -144,3 +144,14 @@ def test_tensor_scatter(mode):
     check_node("TensorScatter", [cache, update, starts], {"mode": mode}, opset=24)
     check_node("TensorScatter", [cache, update, starts], {"mode": mode}, opset=24, const_inputs=(2,))
     check_node("TensorScatter", [rand(3, 5, 4), rand(3, 2, 4, seed=1)], {"axis": 1}, opset=24)
+
+
+def test_det_against_numpy():
+    x = rand(3, 4, 4, low=-2, high=2)
+    x[1] = [[0, 1, 2, 3], [1, 0, 1, 1], [2, 2, 0, 1], [1, 3, 4, 0]]  # a zero leading pivot
+    x[2, 3] = x[2, 0] + x[2, 1]  # singular
+    check_node("Det", [x], expected=[np.linalg.det(x.astype("float64")).astype("float32")],
+                        rtol=1e-4, atol=1e-5)
+    for shape in [(2, 2), (1, 1), (2, 3, 3, 3)]:
+        y = rand(*shape, seed=4, low=-2, high=2)
+        check_node("Det", [y], expected=[np.linalg.det(y).astype("float32")], rtol=1e-4, atol=1e-5)
