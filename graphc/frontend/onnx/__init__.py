@@ -27,6 +27,7 @@ from . import (  # noqa: F401
     contrib,
     control_flow,
     conv,
+    data_dependent,
     image,
     indexing,
     linalg,

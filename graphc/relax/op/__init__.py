@@ -18,6 +18,7 @@ from .concat_split import concat, split, stack
 from .create import *  # noqa: F403
 from .create import __all__ as _create_all
 from .datatype import astype, decode_float, encode_float, reinterpret
+from .data_dependent import nonzero, unique
 from .gather_scatter import *  # noqa: F403
 from .gather_scatter import __all__ as _gs_all
 from .index import slice_window, strided_slice, take

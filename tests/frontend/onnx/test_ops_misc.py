@@ -155,3 +155,39 @@ def test_det_against_numpy():
     for shape in [(2, 2), (1, 1), (2, 3, 3, 3)]:
         y = rand(*shape, seed=4, low=-2, high=2)
         check_node("Det", [y], expected=[np.linalg.det(y).astype("float32")], rtol=1e-4, atol=1e-5)
+
+
+def test_nonzero_and_compress_have_run_time_sizes():
+    x = np.array([[0, 1.5, 0], [2, 0, -1]], "float32")
+    check_node("NonZero", [x])
+    check_node("NonZero", [np.zeros((2, 3), "int32")])
+    cond = np.array([True, False, True], "bool")
+    check_node("Compress", [x, cond], {"axis": 1})
+    check_node("Compress", [x, np.array([False, True], "bool")], {"axis": -2})
+    check_node("Compress", [x, np.array([1, 0, 0, 1], "bool")])  # flattened, shorter condition
+    check_node("Compress", [x, cond], {"axis": 1}, const_inputs=(1,))
+
+
+def test_compress_past_the_axis_raises():
+    x = rand(2, 3)
+    with pytest.raises(IndexError):
+        check_node("Compress", [x, np.array([1, 0, 0, 1], "bool")], {"axis": 1},
+                   expected=[np.zeros((2, 2), "float32")])
+
+
+@pytest.mark.parametrize("axis", [None, 0, -1])
+@pytest.mark.parametrize("sort", [0, 1])
+def test_unique(axis, sort):
+    x = np.array([[1, 0, 1], [2, 2, 1], [1, 0, 1], [2, 2, 1]], "float32")
+    attrs = {"sorted": sort} if axis is None else {"sorted": sort, "axis": axis}
+    if axis is None:
+        want = np.unique(x, return_index=True, return_inverse=True, return_counts=True)
+        if not sort:  # by first occurrence
+            values, first, inverse, counts = want
+            order = np.argsort(first, kind="stable")
+            rank = np.argsort(order)
+            want = (values[order], first[order], rank[inverse.reshape(-1)], counts[order])
+        check_node("Unique", [x], attrs, num_outputs=4, expected=[np.asarray(w).reshape(-1) if k else w
+                                                                   for k, w in enumerate(want)])
+    else:
+        check_node("Unique", [x], attrs, num_outputs=4, reference="ort")
