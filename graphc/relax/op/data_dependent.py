@@ -72,7 +72,8 @@ register_op("relax.unique", 1, _infer_unique, legalize=_legalize_unique,
 def unique(x, axis: int | None = None, sorted: bool = True) -> Call:  # noqa: A002 - numpy's word
     """(values, first indices, inverse indices, counts) of `x` (numpy's unique with all
     outputs; `sorted=False` orders by first occurrence, as ONNX's Unique does)."""
-    return Call(Op.get("relax.unique"), [x], {"axis": None if axis is None else int(axis), "sorted": bool(sorted)})
+    attrs = {"axis": None if axis is None else int(axis), "sorted": bool(sorted)}
+    return Call(Op.get("relax.unique"), [x], attrs)
 
 
 __all__ = ["nonzero", "unique"]
