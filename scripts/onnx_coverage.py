@@ -200,8 +200,9 @@ does not compile (`sess.cache_hit`). The cache lives in `cache_dir`, else
   operators that take sizes as tensors (`relax.tensor_to_values`, which reads offsets, pads and
   axes of any sign, `relax.tensor_to_shape` for sizes, `slice_window`,
   `dynamic_reduce`, `nn.dynamic_pad`), whose output shapes are symbolic.
-- **Output shapes that depend on values** (NonZero, Compress, Unique): one design for all. A
-  Relax operator (`relax.nonzero`, `relax.unique`) knows only its results' ranks and dtypes;
+- **Output shapes that depend on values** (NonZero, Compress, Unique, NonMaxSuppression): one
+  design for all. A Relax operator (`relax.nonzero`, `relax.unique`,
+  `relax.non_max_suppression`) knows only its results' ranks and dtypes;
   LegalizeOps turns it into a pure call of a VM builtin (`vm.builtin.nonzero`, ...,
   `graphc/vm/data_dependent.py`) that allocates each result at its exact size when the model
   runs, and the importer `match_cast`s the results to fresh symbolic sizes for the operators

@@ -1,8 +1,9 @@
-"""Operators whose output shape depends on the input's values: NonZero, Compress, Unique.
+"""Operators whose output shape depends on the input's values: NonZero, Compress, Unique,
+NonMaxSuppression.
 
 One design for all of them (docs/onnx_frontend.md): a Relax operator (`relax.nonzero`,
-`relax.unique`) that knows only its results' ranks, legalized to a VM builtin that
-allocates each result at its exact size when the model runs; the importer `match_cast`s the
+`relax.unique`, `relax.non_max_suppression`) that knows only its results' ranks, legalized
+to a VM builtin that allocates each result at its exact size when the model runs; the importer `match_cast`s the
 results to fresh symbolic sizes for the operators after them. Compress is NonZero of its
 condition and a `take`, whose run-time index check rejects a condition longer than the axis
 that selects past it.
@@ -58,3 +59,16 @@ def unique(node):
     hints = ("unique", "first", "inverse", "counts")
     return tuple(node.importer.refine(node.importer.emit(relax.TupleGetItem(result, k)), hints[k])
                  for k in range(4))
+
+
+@converter("NonMaxSuppression", since=10)
+def non_max_suppression(node):
+    """The optional thresholds and limit are read when the model runs (graph inputs or
+    constants alike); an absent limit keeps no box, as ONNX says."""
+    boxes, scores = node.input(0), node.input(1)
+    limit = node.input(2, relax.const(0, "int64"))
+    iou = node.input(3, relax.const(0.0, "float32"))
+    floor = node.input(4, relax.const(0.0, "float32"))
+    center = node.expect("center_point_box", 0, 1)
+    call = relax.op.non_max_suppression(boxes, scores, limit, iou, floor, center, node.has_input(4))
+    return _refined(node, call, "selected")

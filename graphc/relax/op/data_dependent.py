@@ -76,4 +76,35 @@ def unique(x, axis: int | None = None, sorted: bool = True) -> Call:  # noqa: A0
     return Call(Op.get("relax.unique"), [x], attrs)
 
 
-__all__ = ["nonzero", "unique"]
+
+
+
+def _infer_nms(call, bb):
+    for k, name in enumerate(("boxes", "scores", "max_output_boxes_per_class", "iou_threshold",
+                              "score_threshold")):
+        tensor_arg(call, k, name)
+    return TensorStructInfo(dtype="int64", ndim=2)
+
+
+def _legalize_nms(bb, call):
+    return call_pure_packed("vm.builtin.non_max_suppression", *call.args, int(call.attrs["center_point_box"]),
+                            int(call.attrs["has_score_threshold"]), sinfo_args=_infer_nms(call, bb))
+
+
+_legalize_nms.data_dependent_shape = True
+register_op("relax.non_max_suppression", 5, _infer_nms, legalize=_legalize_nms,
+            attrs={"center_point_box": "0: boxes as two corners (y1, x1, y2, x2); 1: (x, y, width, height)",
+                   "has_score_threshold": "whether boxes scoring at most score_threshold are dropped"},
+            description="ONNX's NonMaxSuppression: the (batch, class, box) rows of the boxes kept; the "
+                        "count is known at run time.")
+
+
+def non_max_suppression(boxes, scores, max_output_boxes_per_class, iou_threshold, score_threshold,
+                        center_point_box: int = 0, has_score_threshold: bool = True) -> Call:
+    """The int64 (count, 3) (batch, class, box) rows ONNX's NonMaxSuppression keeps."""
+    return Call(Op.get("relax.non_max_suppression"),
+                [boxes, scores, max_output_boxes_per_class, iou_threshold, score_threshold],
+                {"center_point_box": int(center_point_box), "has_score_threshold": bool(has_score_threshold)})
+
+
+__all__ = ["non_max_suppression", "nonzero", "unique"]

@@ -191,3 +191,18 @@ def test_unique(axis, sort):
                                                                    for k, w in enumerate(want)])
     else:
         check_node("Unique", [x], attrs, num_outputs=4, reference="ort")
+
+
+@pytest.mark.parametrize("center", [0, 1])
+@pytest.mark.parametrize("const", [(), (2, 3, 4)], ids=["runtime-thresholds", "constant-thresholds"])
+def test_non_max_suppression(center, const):
+    rng = np.random.default_rng(3)
+    corner = rng.uniform(0, 4, size=(2, 8, 2))
+    size = rng.uniform(0.5, 3, size=(2, 8, 2))
+    parts = [corner, corner + size] if not center else [corner, size]
+    boxes = np.concatenate(parts, axis=2).astype("float32")
+    scores = rng.uniform(0, 1, size=(2, 3, 8)).astype("float32")
+    limits = [np.array([3], "int64"), np.array([0.3], "float32"), np.array([0.2], "float32")]
+    attrs = {"center_point_box": center}
+    check_node("NonMaxSuppression", [boxes, scores, *limits], attrs, const_inputs=const)
+    check_node("NonMaxSuppression", [boxes, scores, limits[0]], attrs, reference="ort")
