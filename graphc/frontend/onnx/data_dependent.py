@@ -4,9 +4,9 @@ NonMaxSuppression.
 One design for all of them (docs/onnx_frontend.md): a Relax operator (`relax.nonzero`,
 `relax.unique`, `relax.non_max_suppression`) that knows only its results' ranks, legalized
 to a VM builtin that allocates each result at its exact size when the model runs; the
-importer `match_cast`s the results to fresh symbolic sizes for the operators after them. Compress is NonZero of its
-condition and a `take`, whose run-time index check rejects a condition longer than the axis
-that selects past it.
+importer `match_cast`s the results to fresh symbolic sizes for the operators after them.
+Compress is NonZero of its condition and a `take`, whose run-time index check rejects a
+condition longer than the axis that selects past it.
 """
 
 from __future__ import annotations
