@@ -16,7 +16,12 @@ op = Emitting(relax.op)
 
 @converter("MatMul", since=1)
 def matmul(node):
-    return op.matmul(node.input(0), node.input(1))
+    """Half-precision products accumulate in float32 and round once (as numpy, ONNX's reference
+    and ONNX Runtime do): a float16 running sum loses the low bits of long dot products."""
+    a, b = node.input(0), node.input(1)
+    if dtype_of(a) in ("float16", "bfloat16") and dtype_of(b) == dtype_of(a):
+        return op.astype(op.matmul(a, b, out_dtype="float32"), dtype_of(a))
+    return op.matmul(a, b)
 
 
 @converter("Gemm", since=1)

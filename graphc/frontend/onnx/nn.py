@@ -168,7 +168,18 @@ def _hardmax(x, axis):
     return op.astype(op.equal(idx, positions), dtype_of(x))
 
 
-converter("Softmax", since=1)(_softmax_family(lambda x, a: op.nn.softmax(x, axis=a)))
+def _softmax(x, axis):
+    """Half precision as ONNX's reference and numpy compute it: the shifted exponentials rounded
+    to the input's dtype, their sum accumulated in float32 and rounded once, then divided."""
+    dtype = dtype_of(x)
+    if dtype not in ("float16", "bfloat16"):
+        return op.nn.softmax(x, axis=axis)
+    e = op.exp(op.subtract(x, op.max(x, axis=[axis], keepdims=True)))
+    total = op.astype(op.sum(op.astype(e, "float32"), axis=[axis], keepdims=True), dtype)
+    return op.divide(e, total)
+
+
+converter("Softmax", since=1)(_softmax_family(_softmax))
 converter("LogSoftmax", since=1)(_softmax_family(lambda x, a: op.nn.log_softmax(x, axis=a)))
 converter("Hardmax", since=1)(_softmax_family(_hardmax))
 

@@ -206,3 +206,12 @@ def test_non_max_suppression(center, const):
     attrs = {"center_point_box": center}
     check_node("NonMaxSuppression", [boxes, scores, *limits], attrs, const_inputs=const)
     check_node("NonMaxSuppression", [boxes, scores, limits[0]], attrs, reference="ort")
+
+
+def test_half_precision_matmul_and_softmax_round_like_the_reference():
+    a = rand(4, 64, 96, low=-2, high=2).astype("float16")
+    b = rand(96, 32, seed=1, low=-2, high=2).astype("float16")
+    check_node("MatMul", [a, b], rtol=1e-3, atol=0,
+                        expected=[(a.astype("float32") @ b.astype("float32")).astype("float16")])
+    x = rand(3, 8, 50, low=-6, high=6).astype("float16")
+    check_node("Softmax", [x], {"axis": -1}, rtol=1e-3, atol=1e-4)
