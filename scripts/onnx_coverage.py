@@ -200,6 +200,14 @@ does not compile (`sess.cache_hit`). The cache lives in `cache_dir`, else
   operators that take sizes as tensors (`relax.tensor_to_values`, which reads offsets, pads and
   axes of any sign, `relax.tensor_to_shape` for sizes, `slice_window`,
   `dynamic_reduce`, `nn.dynamic_pad`), whose output shapes are symbolic.
+- **Output shapes that depend on values** (NonZero, Compress, Unique, NonMaxSuppression): one
+  design for all. A Relax operator (`relax.nonzero`, `relax.unique`,
+  `relax.non_max_suppression`) knows only its results' ranks and dtypes;
+  LegalizeOps turns it into a pure call of a VM builtin (`vm.builtin.nonzero`, ...,
+  `graphc/vm/data_dependent.py`) that allocates each result at its exact size when the model
+  runs, and the importer `match_cast`s the results to fresh symbolic sizes for the operators
+  after them. Indices that select from a tensor (Compress's condition) go through `take`,
+  whose run-time index check raises IndexError instead of reading out of bounds.
 - **Control flow.** `If` becomes a Relax `If` whose branches are the converted subgraphs (outer
   values captured by name). `Loop` and `Scan` are unrolled at import when their trip count is a
   constant (up to 1,024 iterations; each a copy of the body's converted operators, loop-carried values

@@ -79,6 +79,7 @@ from .elemwise import (
     log10,
     logical_not,
     negative,
+    reinterpret,
     round,
     rsqrt,
     sigmoid,

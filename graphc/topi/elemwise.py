@@ -167,6 +167,14 @@ def cast(x: te.Tensor, dtype: str) -> te.Tensor:
     return elemwise(x, lambda v: _e.cast(v, dtype), "T_cast")
 
 
+def reinterpret(x: te.Tensor, dtype: str) -> te.Tensor:
+    """`x`'s bits read as `dtype` of the same width (TVM's `topi.reinterpret`); bool, whose
+    storage is a byte of 0 or 1, converts by value to and from an 8-bit integer."""
+    if "bool" in (x.dtype, dtype):
+        return elemwise(x, lambda v: _e.cast(v, dtype), "T_reinterpret")
+    return elemwise(x, lambda v: _op.reinterpret(dtype, v), "T_reinterpret")
+
+
 def identity(x: te.Tensor) -> te.Tensor:
     """A copy of `x`."""
     return elemwise(x, lambda v: v, "T_identity")

@@ -27,7 +27,9 @@ from . import (  # noqa: F401
     contrib,
     control_flow,
     conv,
+    data_dependent,
     image,
+    indexing,
     linalg,
     math,
     nn,
@@ -36,6 +38,7 @@ from . import (  # noqa: F401
     reduce,
     sequence,
     shape,
+    signal,
     tensor,
 )
 from .importer import GraphImporter

@@ -214,15 +214,41 @@ def mod(node):
     if fmod:
         return op.mod(a, b)
     if is_float(dtype_of(a)):
-        node.unsupported("fmod", 0, "must be 1 for floating-point inputs (the ONNX spec)")
+        return _float_floor_mod(a, b)
     return op.floor_mod(a, b)
+
+
+def _float_floor_mod(a, b):
+    """`a - floor(a / b) * b` for floats with IEEE edge cases (the sign of `b`; an infinite
+    `b` keeps a finite `a` of its sign and is the answer otherwise): the truncated remainder,
+    moved by `b` where its sign differs from b's, a zero taking b's sign."""
+    r = op.mod(a, b)
+    zero = const_like(0, a)
+    b_neg = op.less(b, zero)
+    moved = op.logical_and(op.not_equal(r, zero), op.not_equal(op.less(r, zero), b_neg))
+    r = op.where(moved, op.add(r, b), r)
+    signed_zero = op.where(b_neg, const_like(-0.0, a), zero)
+    return op.where(op.equal(r, zero), signed_zero, r)
 
 
 @converter("BitShift", since=11)
 def bit_shift(node):
+    """A shift by a negative amount or by the width or more leaves the sign fill alone
+    (-1 for a right shift of a negative value, else 0), as opset 28 says; the shift itself
+    only ever sees an amount inside the width."""
     direction = node.expect("direction", "LEFT", "RIGHT")
     fn = op.left_shift if direction == "LEFT" else op.right_shift
-    return fn(node.input(0), node.input(1))
+    x, y = node.input(0), node.input(1)
+    dtype = dtype_of(x)
+    width = numpy_dtype(dtype).itemsize * 8
+    inside = op.less(y, const_like(width, y))
+    if not dtype.startswith("uint"):
+        inside = op.logical_and(inside, op.greater_equal(y, const_like(0, y)))
+    shifted = fn(x, op.where(inside, y, op.zeros_like(y)))
+    fill = op.zeros_like(x)
+    if direction == "RIGHT" and not dtype.startswith("uint"):
+        fill = op.where(op.less(x, const_like(0, x)), const_like(-1, x), fill)
+    return op.where(inside, shifted, fill)
 
 
 def _variadic(relax_fn, numpy_fn):
@@ -367,3 +393,20 @@ def cast_like(node):
     fmt = node.importer.narrow_of(node.inputs[1])
     elem = next((k for k, (name, _) in NARROW.items() if name == fmt), None) if fmt else None
     return _cast_to(node, elem if elem is not None else onnx_elem_type(dtype_of(like)), saturate, round_mode)
+
+
+@converter("BitCast", since=26)
+def bit_cast(node):
+    """The input's bits read as the `to` type of the same width (little endian, as graphc's
+    targets are); float8 types are held as their uint8 bits, so they reinterpret as bytes."""
+    to = node.attr("to")
+    x = node.input(0)
+    fmt = narrow_format(to)
+    if fmt is not None and fmt in NARROW_BITS or fmt == "float4_e2m1":
+        raise node.unsupported("to", to, "sub-byte types have no graphc storage of their own width")
+    dtype = graphc_dtype(to, "the BitCast target")
+    if numpy_dtype(dtype).itemsize != numpy_dtype(dtype_of(x)).itemsize:
+        raise node.unsupported("to", to, f"has a width other than the input's {dtype_of(x)}")
+    if dtype == dtype_of(x):
+        return x
+    return op.reinterpret(x, dtype)

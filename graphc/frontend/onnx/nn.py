@@ -170,7 +170,18 @@ def _hardmax(x, axis):
     return op.astype(op.equal(idx, positions), dtype_of(x))
 
 
-converter("Softmax", since=1)(_softmax_family(lambda x, a: op.nn.softmax(x, axis=a)))
+def _softmax(x, axis):
+    """Half precision as ONNX's reference and numpy compute it: the shifted exponentials rounded
+    to the input's dtype, their sum accumulated in float32 and rounded once, then divided."""
+    dtype = dtype_of(x)
+    if dtype not in ("float16", "bfloat16"):
+        return op.nn.softmax(x, axis=axis)
+    e = op.exp(op.subtract(x, op.max(x, axis=[axis], keepdims=True)))
+    total = op.astype(op.sum(op.astype(e, "float32"), axis=[axis], keepdims=True), dtype)
+    return op.divide(e, total)
+
+
+converter("Softmax", since=1)(_softmax_family(_softmax))
 converter("LogSoftmax", since=1)(_softmax_family(lambda x, a: op.nn.log_softmax(x, axis=a)))
 converter("Hardmax", since=1)(_softmax_family(_hardmax))
 
@@ -362,7 +373,9 @@ def lp_norm(node):
         norm = op.sum(op.abs(x), axis=[axis], keepdims=True)
     else:
         norm = op.sqrt(op.sum(op.multiply(x, x), axis=[axis], keepdims=True))
-    return op.divide(x, norm)
+    # a zero vector stays zero (ONNX's reference), not 0/0
+    zero = op.zeros_like(norm)
+    return op.divide(x, op.where(op.equal(norm, zero), op.ones_like(norm), norm))
 
 
 @converter("MeanVarianceNormalization", since=9)

@@ -8,6 +8,8 @@ squeezed when `keepdims=0`). Likewise CumSum's axis may be a run-time value and 
 
 from __future__ import annotations
 
+import numpy as np
+
 from ... import relax, tir
 from ...tir.expr import logical_or as _or
 from .common import (
@@ -22,7 +24,7 @@ from .common import (
     shape_of,
     squeezed_shape,
 )
-from .dtypes import is_float
+from .dtypes import is_float, numpy_dtype
 from .registry import converter
 
 op = Emitting(relax.op)
@@ -79,13 +81,30 @@ class _Reducer:
         self.rank = ndim_of(x) - (0 if static else len(axes))
 
     def __call__(self, kind: str, value):
-        if self.static:
-            fn = {"sum": op.sum, "max": op.max, "min": op.min, "prod": op.prod, "mean": op.mean}[kind]
-            return fn(value, axis=self.axes, keepdims=self.keepdims)
+        if kind == "mean" and self.static:
+            return op.mean(value, axis=self.axes, keepdims=self.keepdims)
         if kind == "mean":
             return op.divide(self("sum", value), self.count(value))
+        if self.static:
+            fn = {"sum": op.sum, "max": op.max, "min": op.min, "prod": op.prod}[kind]
+            out = fn(value, axis=self.axes, keepdims=self.keepdims)
+            if self.reduces_empty(value):
+                return op.full_like(out, _identity(kind, dtype_of(value)))
+            return out
         out = op.dynamic_reduce(value, self.axes, kind)
-        return out if self.keepdims else self.squeeze(out, value)
+        out = out if self.keepdims else self.squeeze(out, value)
+        if self.reduces_empty(value):  # a zero-size axis that the run-time axes may name
+            empty = op.equal(self.count(value), op.zeros_like(self.count(value)))
+            out = op.where(empty, op.full_like(out, _identity(kind, dtype_of(value))), out)
+        return out
+
+    def reduces_empty(self, value) -> bool:
+        """Whether a reduced axis (any axis, for run-time axes) has the static size 0: a
+        reduction over no element is the identity (sum 0, prod 1, max -inf, min inf), which
+        a tensor program's loop over nothing never writes."""
+        shape = shape_of(value)
+        candidates = range(len(shape)) if not self.static or self.axes is None else self.axes
+        return any(isinstance(shape[a], tir.IntImm) and int(shape[a].value) == 0 for a in candidates)
 
     def squeeze(self, out, value):
         dims = squeezed_shape(shape_of(value), self.axes)[: self.rank]
@@ -135,6 +154,18 @@ def reduce(node):
     total = r("sum", op.exp(op.subtract(x, peak)))
     shift = peak if keepdims else _drop(node, peak, axes, static, x)
     return op.add(op.log(total), shift)
+
+
+def _identity(kind: str, dtype: str):
+    """The value of a reduction of `kind` over no element, in `dtype`."""
+    if kind in ("sum", "prod"):
+        return 0 if kind == "sum" else 1
+    if is_float(dtype):
+        return float("-inf") if kind == "max" else float("inf")
+    if dtype == "bool":
+        return kind == "min"
+    info = np.iinfo(numpy_dtype(dtype))
+    return int(info.min) if kind == "max" else int(info.max)
 
 
 def _drop(node, peak, axes, static, x):

@@ -17,7 +17,8 @@ from .binary import __all__ as _binary_all
 from .concat_split import concat, split, stack
 from .create import *  # noqa: F403
 from .create import __all__ as _create_all
-from .datatype import astype, decode_float, encode_float
+from .data_dependent import non_max_suppression, nonzero, unique
+from .datatype import astype, decode_float, encode_float, reinterpret
 from .gather_scatter import *  # noqa: F403
 from .gather_scatter import __all__ as _gs_all
 from .index import slice_window, strided_slice, take

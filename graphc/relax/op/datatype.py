@@ -95,4 +95,33 @@ def encode_float(x, format: str, saturate: bool = True, round_mode: str = "neare
                                                      "round_mode": str(round_mode)})
 
 
-__all__ = ["astype", "decode_float", "encode_float"]
+def _infer_reinterpret(call, bb):
+    x = tensor_arg(call, 0, "x")
+    dtype = call.attrs["dtype"]
+    if not x.is_unknown_dtype and _bits(x.dtype) != _bits(dtype):
+        raise TypeInferenceError(f"{op_label(call)} reads bits as a dtype of the same width: {x.dtype} "
+                                 f"has {_bits(x.dtype)} bits, {dtype} has {_bits(dtype)}")
+    return _with_dtype(x, dtype)
+
+
+def _bits(dtype: str) -> int:
+    return 8 if dtype == "bool" else int("".join(c for c in dtype.split("_")[0] if c.isdigit()))
+
+
+register_topi_op("relax.reinterpret", 1, _infer_reinterpret, topi.reinterpret,
+                 pattern=OpPatternKind.kElemWise, attrs={"dtype": "the dtype the bits are read as"},
+                 description="The bits of each element read as another dtype of the same width.")
+
+
+def reinterpret(x, dtype: str) -> Call:
+    """`x`'s bit patterns read as `dtype`, a dtype of the same width (ONNX's BitCast).
+
+    >>> from graphc import relax
+    >>> x = relax.Var("x", relax.TensorStructInfo((4,), "float32"))
+    >>> relax.BlockBuilder().normalize(relax.op.reinterpret(x, "int32")).struct_info
+    R.Tensor((4,), dtype="int32")
+    """
+    return Call(Op.get("relax.reinterpret"), [x], {"dtype": canonical_dtype(dtype)})
+
+
+__all__ = ["astype", "decode_float", "encode_float", "reinterpret"]

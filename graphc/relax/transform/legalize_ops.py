@@ -41,8 +41,10 @@ from ..op.registry import Op
 from ..struct_info import ShapeStructInfo, TensorStructInfo, TupleStructInfo
 
 
-def _has_known_shapes(call: relax_expr.Call) -> bool:
-    """Every tensor argument and the result have known shapes and dtypes (call_te needs them)."""
+def _has_known_shapes(call: relax_expr.Call, result: bool = True) -> bool:
+    """Every tensor argument and (with `result`) the result have known shapes and dtypes
+    (call_te needs them). A legalization marked `data_dependent_shape` computes its result's
+    size at run time (a VM builtin), so only its arguments count."""
 
     def known(sinfo) -> bool:
         if isinstance(sinfo, TensorStructInfo):
@@ -53,7 +55,7 @@ def _has_known_shapes(call: relax_expr.Call) -> bool:
             return sinfo.values is not None
         return True
 
-    return all(known(a.struct_info) for a in call.args) and known(call.struct_info)
+    return all(known(a.struct_info) for a in call.args) and (not result or known(call.struct_info))
 
 
 class _ContextBuilder(BlockBuilder):
@@ -86,7 +88,9 @@ class _Legalizer(ExprMutator):
         if call.struct_info_ is None:  # rebuilt on arguments whose struct info legalization refined
             call = self.builder.normalize(call)
         legalize = self.custom.get(op.name) or op.get_attr("FLegalize")
-        if legalize is None or not _has_known_shapes(call):
+        if legalize is None or not _has_known_shapes(
+            call, result=not getattr(legalize, "data_dependent_shape", False)
+        ):
             return call
         self.builder.context = call_context(call, self.binding_var)
         try:
