@@ -102,23 +102,35 @@ def _weighted(values, weights):
 # resize2d
 
 
-def _source_coord(x, in_size, out_size, mode: str, start: float, end: float, fdt: str, scale=None):
+def _source_coord(x, in_size, out_size, mode: str, start, end, fdt: str, scale=None):
     """Input coordinate of output index `x` along one axis (ONNX Resize's coordinate modes).
 
     `scale` (output over input size, when the model gave one) replaces the size ratio, as
-    ONNX says: `floor(4 * 0.6) = 2` outputs still sample `1 / 0.6` input pixels apart."""
+    ONNX says: `floor(4 * 0.6) = 2` outputs still sample `1 / 0.6` input pixels apart, and
+    the resized length of "align_corners" and "tf_crop_and_resize" is `4 * 0.6 = 2.4`.
+    A run-time scale (a PrimExpr) that is not positive means "none given". `start` and
+    `end` (the roi, read by "tf_crop_and_resize") are floats or run-time PrimExprs."""
     xf, inf, outf = _f(x, fdt), _f(in_size, fdt), _f(out_size, fdt)
     half = _e.const(0.5, fdt)
     one = _e.const(1.0, fdt)
+    zero = _e.const(0.0, fdt)
     # one rounding only, so that exact .5 coordinates stay exact for nearest-neighbour rounding:
     # (x + 1/2) * in / out as ((2x + 1) * in) / (2 * out) with the products exact in floats;
     # with a scale given, divided by the scale (ONNX's formula)
     two = _e.const(2.0, fdt)
     if scale is None:
+        length = outf
+
         def step(v, doubled):  # v * in / out, v = doubled / 2
             return (doubled * inf) / (two * outf)
     else:
-        factor = _e.const(float(scale), fdt)
+        if isinstance(scale, _e.PrimExpr):
+            given = _e.cast(scale, fdt)
+            factor = _e.select(given > zero, given, outf / inf)
+            length = _e.select(given > zero, inf * given, outf)
+        else:
+            factor = _e.const(float(scale), fdt)
+            length = inf * factor
 
         def step(v, doubled):
             return v / factor
@@ -135,15 +147,15 @@ def _source_coord(x, in_size, out_size, mode: str, start: float, end: float, fdt
     if mode == "tf_half_pixel_for_nn":
         return step(xf + half, two * xf + one)
     if mode == "align_corners":  # a single output pixel samples the first input pixel
-        return xf * (inf - one) / _op.max(outf - one, one)
+        return _e.select(length == one, zero, xf * (inf - one) / _e.select(length == one, one, length - one))
     if mode == "pytorch_half_pixel":
-        return _e.select(out_size > 1, step(xf + half, two * xf + one) - half, _e.const(0.0, fdt))
+        return _e.select(out_size > 1, step(xf + half, two * xf + one) - half, zero)
     span = inf - one  # tf_crop_and_resize: roi gives the crop as fractions of the image
-    s, e = _e.const(start, fdt), _e.const(end, fdt)
+    s, e = _f(start, fdt), _f(end, fdt)
     return _e.select(
-        out_size > 1,
-        s * span + xf * (e - s) * span / _op.max(outf - one, one),
+        length == one,
         half * (s + e) * span,
+        s * span + xf * (e - s) * span / _e.select(length == one, one, length - one),
     )
 
 
@@ -176,6 +188,7 @@ def resize2d(
     extrapolation_value: float = 0.0,
     out_dtype: str | None = None,
     scale=None,
+    params: te.Tensor | None = None,
 ) -> te.Tensor:
     """`data` resampled to spatial size `size = (height, width)` (ONNX Resize semantics).
 
@@ -184,6 +197,8 @@ def resize2d(
     `bicubic_alpha` is the cubic kernel's parameter (PyTorch uses -0.75); `bicubic_exclude`
     drops the taps outside the image and renormalizes the weights. `scale = (scale_h, scale_w)`,
     the factors a model gave instead of sizes, set the sampling step (ONNX's rule).
+    `params`, a 1-d float tensor `(scale_h, scale_w, start_h, start_w, end_h, end_w)`, gives
+    the scales and the roi at run time instead (a scale that is not positive: none given).
     """
     axes = layout_axes(layout)
     _check("resize method", method, RESIZE_METHODS)
@@ -204,6 +219,9 @@ def resize2d(
     fdt = _float_dtype(data.dtype)
 
     scale_h, scale_w = scale if scale else (None, None)
+    if params is not None:
+        scale_h, scale_w = params[0], params[1]
+        roi = [params[2], params[3], params[4], params[5]]
 
     def compute(*index):
         in_y = _source_coord(index[ha], in_h, out_h, mode, roi[0], roi[2], fdt, scale_h)

@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from ... import relax, tir
-from .common import Emitting, ndim_of, shape_expr, shape_of
+from .common import Emitting, dtype_of, ndim_of, shape_expr, shape_of
 from .registry import converter
 
 op = Emitting(relax.op)
@@ -26,7 +26,9 @@ _NEAREST = {
 _MODES = {"nearest": "nearest_neighbor", "linear": "linear", "cubic": "cubic"}
 
 
-def _resize(node, x, scales, sizes, roi, mode, coord, nearest, cubic_a, exclude, extrapolation):
+def _resize(
+    node, x, scales, sizes, roi, *, mode, coord, nearest, cubic_a, exclude, extrapolation, params=None
+):
     ndim = ndim_of(x)
     if ndim != 4:
         raise node.error(f"resizing a {ndim}-d tensor is not supported (4-d NCHW images are)")
@@ -57,7 +59,7 @@ def _resize(node, x, scales, sizes, roi, mode, coord, nearest, cubic_a, exclude,
         if not same:
             raise node.error(f"output sizes {out} resize the batch or channel axis of {shape}")
     roi_hw = (0.0,) * 4
-    if coord == "tf_crop_and_resize":
+    if coord == "tf_crop_and_resize" and params is None:
         if roi is None:
             raise node.error("tf_crop_and_resize needs a constant roi")
         roi = [float(r) for r in roi]
@@ -74,6 +76,7 @@ def _resize(node, x, scales, sizes, roi, mode, coord, nearest, cubic_a, exclude,
         cubic_exclude=exclude,
         extrapolation_value=extrapolation,
         scale=scale,
+        params=params,
     )
 
 
@@ -120,7 +123,87 @@ def resize_v10(node):
     x = node.input(0)
     scales = node.const(1, "scales")
     mode = node.attr("mode")
-    return _resize(node, x, scales.tolist(), None, None, mode, "asymmetric", "floor", -0.75, 0, 0.0)
+    attrs = {"mode": mode, "coord": "asymmetric", "nearest": "floor", "cubic_a": -0.75, "exclude": 0}
+    return _resize(node, x, scales.tolist(), None, None, extrapolation=0.0, **attrs)
+
+
+def _length(tensor) -> int | None:
+    """The static length of a 1-d run-time tensor, else None."""
+    dims = tensor.struct_info.shape_values
+    if dims is None or len(dims) != 1 or not isinstance(dims[0], tir.IntImm):
+        return None
+    return int(dims[0].value)
+
+
+def _run_time_resize(node, x, scales, sizes, roi, axes, policy, **attrs):
+    """Resize whose scales, roi or (aspect-kept) sizes are known only at run time: the output
+    sizes are computed by the VM (`tensor_to_shape` + `match_cast`, which also checks that the
+    batch and channel sizes stay) and the kernel reads the scales and the roi from a tensor
+    `(scale_h, scale_w, start_h, start_w, end_h, end_w)`. `scales`, `sizes` and `roi` are
+    Relax tensors or None."""
+    ndim = ndim_of(x)
+    if ndim != 4:
+        raise node.error(f"resizing a {ndim}-d tensor is not supported (4-d NCHW images are)")
+    shape = shape_of(x)
+    chosen = list(range(ndim)) if axes is None else [int(a) % ndim for a in axes]
+    pos = {a: i for i, a in enumerate(chosen)}
+    fdt = "float64" if dtype_of(x) == "float64" else "float32"
+    in_f = op.astype(op.shape_to_tensor(shape_expr(shape)), "float64")
+
+    def spread(values, fill):  # the len(chosen) values on their axes, `fill` elsewhere
+        padded = op.concat([op.astype(values, "float64"), relax.const(np.array([fill], "float64"))])
+        index = [pos.get(k, len(chosen)) for k in range(ndim)]
+        return op.take(padded, relax.const(np.array(index, "int64")), axis=0)
+
+    if scales is not None:
+        full = spread(scales, 1.0)
+        out = op.floor(op.multiply(full, in_f))
+    else:
+        in_chosen = op.take(in_f, relax.const(np.array(chosen, "int64")), axis=0)
+        ratios = op.divide(op.astype(sizes, "float64"), in_chosen)
+        one = op.min(ratios) if policy == "not_larger" else op.max(ratios)
+        mask = relax.const(np.array([k in pos for k in range(ndim)]))
+        full = op.where(mask, one, relax.const(1.0, "float64"))
+        out = op.floor(op.add(op.multiply(full, in_f), relax.const(0.5, "float64")))
+    dims = [node.importer.fresh_var("size") if k in pos and k >= 2 else shape[k] for k in range(ndim)]
+    value = op.tensor_to_shape(op.astype(out, "int64"))
+    node.importer.bb.match_cast(value, relax.ShapeStructInfo(dims))
+    node.importer.runtime_vars.update(d for d in dims[2:] if isinstance(d, tir.Var))
+    scale_hw = op.astype(op.take(full, relax.const(np.array([2, 3], "int64")), axis=0), fdt)
+    params = op.concat([scale_hw, _roi_hw(node, roi, chosen, fdt)])
+    return _resize(node, x, None, dims, None, params=params, **attrs)
+
+
+def _roi_hw(node, roi, chosen, fdt):
+    """(start_h, start_w, end_h, end_w) of the run-time (or constant, or absent) roi."""
+    if roi is None:
+        return relax.const(np.array([0.0, 0.0, 1.0, 1.0], fdt))
+    if isinstance(roi, np.ndarray | list):
+        r = [float(v) for v in roi]
+        return relax.const(np.array([r[2], r[3], r[6], r[7]], fdt))
+    k = len(chosen)
+    length = _length(roi)
+    if length is not None and length != 2 * k:
+        raise node.error(f"roi has {length} values; it needs 2 * {k} (starts and ends of the resized axes)")
+    pos = {a: i for i, a in enumerate(chosen)}
+    padded = op.concat([op.astype(roi, fdt), relax.const(np.array([0.0, 1.0], fdt))])
+    index = [pos.get(2, 2 * k), pos.get(3, 2 * k), k + pos[2] if 2 in pos else 2 * k + 1]
+    index.append(k + pos[3] if 3 in pos else 2 * k + 1)
+    return op.take(padded, relax.const(np.array(index, "int64")), axis=0)
+
+
+def _optional(node, index):
+    """Input `index` as a constant array, the Relax tensor computed at run time, or None when
+    it is absent or empty."""
+    if not node.has_input(index):
+        return None
+    value = node.const(index)
+    if value is not None:
+        return None if value.size == 0 else value
+    if node.known(index) is not None:
+        return node.known(index)
+    tensor = node.input(index)
+    return None if _length(tensor) == 0 else tensor
 
 
 @converter("Resize", since=11)
@@ -129,59 +212,70 @@ def resize(node):
     ndim = ndim_of(x)
     mode = node.attr("mode")
     coord = node.attr("coordinate_transformation_mode")
-    nearest = node.attr("nearest_mode")
-    cubic_a = node.attr("cubic_coeff_a")
-    exclude = node.attr("exclude_outside")
-    extrapolation = node.attr("extrapolation_value")
+    attrs = {
+        "mode": mode,
+        "coord": coord,
+        "nearest": node.attr("nearest_mode"),
+        "cubic_a": node.attr("cubic_coeff_a"),
+        "exclude": node.attr("exclude_outside"),
+        "extrapolation": node.attr("extrapolation_value"),
+    }
     axes, policy = None, "stretch"
     if node.version >= 18:
         node.expect("antialias", 0, why="(antialiased downsampling) is not supported")
         axes = node.attr("axes", None)
         policy = node.attr("keep_aspect_ratio_policy")
-    roi = node.const(1) if node.has_input(1) else None
-    if roi is not None and roi.size == 0:
-        roi = None
+    roi = _optional(node, 1)
+    if coord != "tf_crop_and_resize":
+        roi = None  # read by tf_crop_and_resize only
+    scales = _optional(node, 2)
+    node.mark_read(3)
+    sizes_given = node.has_input(3) and _optional(node, 3) is not None
+    if scales is None and not sizes_given:
+        raise node.error("one of scales and sizes must be given")
+    run_time = isinstance(roi, relax.Expr) or isinstance(scales, relax.Expr)
+    if sizes_given and policy != "stretch" and node.known(3) is None:
+        run_time = True
+    if run_time:
+        if isinstance(scales, np.ndarray):
+            scales = relax.const(scales.astype("float32"))
+        sizes = None
+        if scales is None:
+            if policy == "stretch":  # run-time sizes are the output sizes themselves
+                sizes = _full_axes(node, _sizes(node, x, axes, policy), axes, ndim, None)
+                sizes = [s if s is not None else d for s, d in zip(sizes, shape_of(x))]
+                fdt = "float64" if dtype_of(x) == "float64" else "float32"
+                chosen = list(range(ndim)) if axes is None else [int(a) % ndim for a in axes]
+                params = op.concat([relax.const(np.zeros(2, fdt)), _roi_hw(node, roi, chosen, fdt)])
+                return _resize(node, x, None, sizes, None, params=params, **attrs)
+            sizes = node.input(3)
+        return _run_time_resize(node, x, scales, sizes, roi, axes, policy, **attrs)
     if roi is not None and axes is not None:
         k = len(axes)
         roi = np.array(
             _full_axes(node, roi[:k], axes, ndim, 0.0) + _full_axes(node, roi[k:], axes, ndim, 1.0)
         )
-    scales = node.const(2) if node.has_input(2) else None
-    if scales is not None and scales.size == 0:
-        scales = None
-    if scales is None and node.has_input(2) and node.known(2) is None:
-        raise node.error("scales computed at run time are not supported; give sizes")
     sizes = None
-    if node.has_input(3):
+    if sizes_given:
         sizes = _sizes(node, x, axes, policy)
         sizes = _full_axes(node, sizes, axes, ndim, None)
         sizes = [s if s is not None else d for s, d in zip(sizes, shape_of(x))]
         sizes = _keep_aspect(node, shape_of(x), sizes, axes, policy)
     if scales is not None:
         scales = _full_axes(node, scales.tolist(), axes, ndim, 1.0)
-    if scales is None and sizes is None:
-        raise node.error("one of scales and sizes must be given")
-    return _resize(
-        node,
-        x,
-        scales,
-        sizes,
-        None if roi is None else roi.tolist(),
-        mode,
-        coord,
-        nearest,
-        cubic_a,
-        exclude,
-        extrapolation,
-    )
+    return _resize(node, x, scales, sizes, None if roi is None else roi.tolist(), **attrs)
 
 
 @converter("Upsample", since=7)
 def upsample(node):
     x = node.input(0)
     mode = node.attr("mode")
+    attrs = {"mode": mode, "coord": "asymmetric", "nearest": "floor", "cubic_a": -0.75, "exclude": 0}
+    attrs["extrapolation"] = 0.0
+    if node.version >= 9 and node.const(1) is None:
+        return _run_time_resize(node, x, node.input(1), None, None, None, "stretch", **attrs)
     scales = node.attr("scales") if node.version < 9 else node.const(1, "scales").tolist()
-    return _resize(node, x, scales, None, None, mode, "asymmetric", "floor", -0.75, 0, 0.0)
+    return _resize(node, x, scales, None, None, **attrs)
 
 
 @converter("GridSample", since=16)

@@ -90,6 +90,18 @@ def _infer_resize2d(call, bb):
         raise TypeInferenceError(
             f"{op_label(call)} expects roi to be 4 floats (start_h, start_w, end_h, end_w), got {list(roi)}"
         )
+    if len(call.args) not in (2, 3):
+        raise TypeInferenceError(f"{op_label(call)} expects 2 or 3 arguments, got {len(call.args)}")
+    if len(call.args) == 3:
+        params = tensor_arg(call, 2, "params")
+        _float_arg(call, params, "params")
+        dims = params.shape_values
+        wrong = dims is not None and isinstance(dims[0], IntImm) and dims[0].value != 6
+        if params.ndim not in (-1, 1) or wrong:
+            raise TypeInferenceError(
+                f"{op_label(call)} expects params to be a 1-d tensor of 6 floats "
+                f"(scale_h, scale_w, start_h, start_w, end_h, end_w), got {params}"
+            )
     values = size.values
     if values is not None and any(isinstance(d, IntImm) and d.value < 0 for d in values):
         raise TypeInferenceError(f"{op_label(call)} expects a non-negative size, got {size}")
@@ -142,6 +154,7 @@ def _legalize_resize2d(bb, call):
         extrapolation_value=a["extrapolation_value"],
         out_dtype=None if out_dtype in (None, UNKNOWN_DTYPE) else out_dtype,
         scale=a.get("scale"),
+        params=call.args[2] if len(call.args) == 3 else None,
         primfunc_name_hint="resize2d",
     )
 
@@ -162,7 +175,7 @@ def _legalize_grid_sample(bb, call):
 
 register_op(
     "relax.image.resize2d",
-    2,
+    -1,
     _infer_resize2d,
     legalize=_legalize_resize2d,
     pattern=OpPatternKind.kInjective,
@@ -220,11 +233,15 @@ def resize2d(
     extrapolation_value: float = 0.0,
     out_dtype: str | None = None,
     scale=None,
+    params=None,
 ) -> Call:
     """`data` resized to `size = (height, width)` (one int or PrimExpr: a square; or a shape value).
 
     `roi` (a float or 4 floats, start_h, start_w, end_h, end_w) is read only by the
     "tf_crop_and_resize" mode. PyTorch's bicubic interpolation is `cubic_alpha=-0.75`.
+    `params`, an optional third argument, is a 1-d float tensor of 6 values computed at run
+    time, `(scale_h, scale_w, start_h, start_w, end_h, end_w)`, replacing `scale` and `roi`
+    (a scale that is not positive means none: the sizes' ratio is the step).
     """
     if roi is None:
         roi = (0.0,) * 4
@@ -232,7 +249,7 @@ def resize2d(
         roi = (float(roi),) * 4
     return Call(
         Op.get("relax.image.resize2d"),
-        [data, _size_expr(size)],
+        [data, _size_expr(size)] + ([params] if params is not None else []),
         {
             "roi": tuple(float(r) for r in roi),
             "layout": str(layout),

@@ -262,7 +262,8 @@ def test_struct_info():
 
 def test_registry_entries():
     resize, sample = R.Op.get("relax.image.resize2d"), R.Op.get("relax.image.grid_sample")
-    assert resize.pattern == R.op.OpPatternKind.kInjective and resize.num_inputs == 2
+    # resize2d: data, size and optionally the run-time (scale_h, scale_w, start_h, start_w, end_h, end_w)
+    assert resize.pattern == R.op.OpPatternKind.kInjective and resize.num_inputs == -1
     assert sample.pattern == R.op.OpPatternKind.kOpaque and sample.num_inputs == 2
     assert set(resize.info.attrs) == {"roi", "layout", "method", "coordinate_transformation_mode",
                                       "rounding_method", "cubic_alpha", "cubic_exclude",
@@ -354,3 +355,17 @@ def test_errors(make, message):
     pattern = ".*".join(re.escape(part) for part in message.split(".*"))
     with pytest.raises(TypeInferenceError, match=pattern):
         R.BlockBuilder().normalize(make())
+
+
+def test_resize2d_run_time_params():
+    bb = R.BlockBuilder()
+    x = R.Var("x", R.TensorStructInfo((1, 1, 2, 2), "float32"))
+    params = R.Var("p", R.TensorStructInfo((6,), "float32"))
+    call = R.op.image.resize2d(x, (3, 3), params=params)
+    assert str(bb.normalize(call).struct_info) == 'R.Tensor((1, 1, 3, 3), dtype="float32")'
+    bad = R.Var("p", R.TensorStructInfo((4,), "float32"))
+    with pytest.raises(TypeInferenceError, match="params to be a 1-d tensor of 6 floats"):
+        bb.normalize(R.op.image.resize2d(x, (3, 3), params=bad))
+    ints = R.Var("p", R.TensorStructInfo((6,), "int64"))
+    with pytest.raises(TypeInferenceError, match="params to have a float dtype"):
+        bb.normalize(R.op.image.resize2d(x, (3, 3), params=ints))

@@ -1,0 +1,58 @@
+"""Image resampling against ONNX's reference implementation: Resize and Upsample with scales,
+sizes and rois given at run time (graph inputs) as well as constant."""
+
+import numpy as np
+import pytest
+from onnx_testing import check_node, rand
+
+
+@pytest.mark.parametrize("const_inputs", [(), (1, 2, 3)])
+def test_resize_tf_crop_and_resize_roi(const_inputs):
+    x = rand(1, 1, 5, 6)
+    roi = np.array([0.2, 0.7, 0.9, 1.2], "float32")  # axes 3, 2: starts then ends
+    check_node(
+        "Resize",
+        [x, roi, None, np.array([4, 3], "int64")],
+        {"coordinate_transformation_mode": "tf_crop_and_resize", "mode": "linear", "axes": [3, 2],
+         "extrapolation_value": 2.0},
+        opset=19,
+        const_inputs=const_inputs,
+        rtol=1e-4,
+    )
+
+
+@pytest.mark.parametrize("policy", ["not_larger", "not_smaller"])
+def test_resize_keep_aspect_ratio_run_time_sizes(policy):
+    x = rand(1, 2, 4, 6)
+    check_node(
+        "Resize",
+        [x, None, None, np.array([7, 5], "int64")],
+        {"mode": "nearest", "keep_aspect_ratio_policy": policy, "axes": [2, 3]},
+        opset=19,
+    )
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear", "cubic"])
+def test_resize_run_time_scales(mode):
+    x = rand(2, 3, 5, 4)
+    check_node(
+        "Resize",
+        [x, None, np.array([0.7, 1.6], "float32")],
+        {"mode": mode, "axes": [3, 2], "coordinate_transformation_mode": "half_pixel_symmetric"},
+        opset=19,
+        rtol=1e-4,
+        atol=1e-5,
+    )
+
+
+def test_resize_run_time_scales_must_keep_batch_and_channels():
+    x = rand(1, 2, 3, 3)
+    with pytest.raises(Exception, match="match_cast|shape|size"):
+        check_node("Resize", [x, None, np.array([1, 2, 2, 2], "float32")], {"mode": "nearest"}, opset=19)
+
+
+def test_upsample_run_time_scales():
+    x = rand(1, 2, 2, 3)
+    for const_inputs in [(), (1,)]:
+        check_node("Upsample", [x, np.array([1, 1, 2, 3], "float32")], {"mode": "nearest"}, opset=9,
+                   const_inputs=const_inputs)
