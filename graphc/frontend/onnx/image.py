@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from ... import relax, tir
-from .common import Emitting, dtype_of, ndim_of, shape_expr, shape_of
+from .common import Emitting, dtype_of, ndim_of, shape_expr, shape_of, sinfo
 from .registry import converter
 
 op = Emitting(relax.op)
@@ -298,3 +298,50 @@ def grid_sample(node):
     return op.image.grid_sample(
         x, op.permute_dims(grid, [0, 3, 1, 2]), method=mode, padding_mode=padding, align_corners=align
     )
+
+
+def _grid_coords(length, align: bool, dtype: str):
+    """The normalized coordinates of `length` (an int64 PrimExpr) pixels in [-1, 1]: pixel
+    centres (align_corners=0) or -1 ... 1 through the corner pixels (align_corners=1)."""
+    index = op.astype(op.arange(0, length, 1, dtype="int64"), dtype)
+    one = relax.const(1.0, dtype)
+    two = relax.const(2.0, dtype)
+    if align:  # a single pixel sits at -1 (ONNX's reference)
+        span = op.astype(op.shape_to_tensor(shape_expr([tir.max(length - 1, tir.const(1, "int64"))])), dtype)
+        return op.subtract(op.divide(op.multiply(index, two), span), one)
+    size = op.astype(op.shape_to_tensor(shape_expr([length])), dtype)
+    return op.subtract(op.divide(op.add(op.multiply(index, two), one), size), one)
+
+
+@converter("AffineGrid", since=20)
+def affine_grid(node):
+    """The sampling grid of affine transforms `theta` (N, 2, 3) or (N, 3, 4) for an image of
+    `size` (N, C, H, W) or (N, C, D, H, W), constant or given at run time: the homogeneous
+    pixel coordinates (x, y[, z], 1) times theta transposed."""
+    theta = node.input(0)
+    dtype = dtype_of(theta)
+    size = node.ints(1, "size")
+    align = bool(node.attr("align_corners"))
+    if len(size) not in (4, 5):
+        raise node.error(f"size has {len(size)} values; it needs 4 (N, C, H, W) or 5 (N, C, D, H, W)")
+    spatial = size[2:]
+    k = len(spatial)
+    dims = shape_of(theta)
+    wrong = any(isinstance(d, tir.IntImm) and int(d.value) != v for d, v in zip(dims[1:], (k, k + 1)))
+    if len(dims) != 3 or wrong:
+        raise node.error(
+            f"theta {sinfo(theta)} must be shaped (N, {k}, {k + 1}) for a size of {len(size)} values"
+        )
+    axes = []
+    for a, length in enumerate(spatial):  # coordinate a varies along spatial axis a
+        line = [1] * k
+        line[a] = length
+        coords = op.reshape(_grid_coords(length, align, dtype), shape_expr(line))
+        axes.append(op.broadcast_to(coords, shape_expr(spatial)))
+    coords = list(reversed(axes)) + [op.ones(shape_expr(spatial), dtype)]  # x first
+    count = spatial[0]
+    for d in spatial[1:]:
+        count = count * d
+    base = op.reshape(op.stack(coords, axis=k), shape_expr([count, k + 1]))
+    grid = op.matmul(base, op.permute_dims(theta, [0, 2, 1]))
+    return op.reshape(grid, shape_expr([dims[0], *spatial, k]))

@@ -131,7 +131,7 @@ def reshape(node):
             return Known(data.reshape(dims), node.importer.known_dtype(node.inputs[0]))
         dims = [data.shape[i] if d == 0 else d for i, d in enumerate(dims)]
         return Known(data.reshape(dims), node.importer.known_dtype(node.inputs[0]))
-    x = node.input(0)
+    x = node.importer.refine(node.input(0), "reshape")  # a shape known only at run time: its sizes
     dims = _reshape_dims(node, shape_of(x), node.ints(1, "shape"), bool(allowzero))
     if any(_is_const(d, 0) for d in shape_of(x)):  # nothing to move: an empty tensor of the new shape
         return op.zeros(shape_expr(node.importer.bind_prims(dims, "shape")), dtype_of(x))

@@ -56,3 +56,20 @@ def test_upsample_run_time_scales():
     for const_inputs in [(), (1,)]:
         check_node("Upsample", [x, np.array([1, 1, 2, 3], "float32")], {"mode": "nearest"}, opset=9,
                    const_inputs=const_inputs)
+
+
+@pytest.mark.parametrize("align", [0, 1])
+@pytest.mark.parametrize("const_inputs", [(), (1,)])
+def test_affine_grid(align, const_inputs):
+    theta2 = rand(2, 2, 3, seed=4)
+    check_node("AffineGrid", [theta2, np.array([2, 3, 4, 5], "int64")], {"align_corners": align}, opset=20,
+               const_inputs=const_inputs, rtol=1e-5, atol=1e-6)
+    theta3 = rand(1, 3, 4, seed=5)
+    check_node("AffineGrid", [theta3, np.array([1, 1, 3, 1, 4], "int64")], {"align_corners": align},
+               opset=20, const_inputs=const_inputs, rtol=1e-5, atol=1e-6)
+
+
+def test_affine_grid_rejects_bad_theta():
+    with pytest.raises(Exception, match="theta .* must be shaped"):
+        check_node("AffineGrid", [rand(1, 3, 3), np.array([1, 1, 4, 5], "int64")], opset=20,
+                   const_inputs=(1,))
