@@ -19,7 +19,7 @@ from .. import te
 from ..tir import expr as _e
 from ..tir import op as _op
 
-__all__ = ["grid_sample", "resize2d"]
+__all__ = ["grid_sample", "grid_sample3d", "resize2d"]
 
 RESIZE_METHODS = ("nearest_neighbor", "linear", "cubic")
 COORDINATE_MODES = (
@@ -376,3 +376,57 @@ def grid_sample(
         return _e.cast(value, data.dtype)
 
     return te.compute(tuple(shape), compute, name="grid_sample")
+
+
+def grid_sample3d(
+    data: te.Tensor,
+    grid: te.Tensor,
+    method: str = "bilinear",
+    padding_mode: str = "zeros",
+    align_corners: bool = False,
+) -> te.Tensor:
+    """A volume `data` (N, C, D, H, W) sampled at the normalized points of `grid`
+    (N, D_out, H_out, W_out, 3), whose last axis holds (x, y, z) in [-1, 1] (ONNX's GridSample
+    and torch's 5-d grid_sample): trilinear ("bilinear") or nearest, with the 2-d version's
+    padding modes. The result is (N, C, D_out, H_out, W_out).
+    """
+    if method not in ("bilinear", "nearest"):
+        raise ValueError(f"unknown 3-d grid_sample method {method!r}; expected 'bilinear' or 'nearest'")
+    _check("padding_mode", padding_mode, PADDING_MODES)
+    align_corners = bool(align_corners)
+    in_d, in_h, in_w = data.shape[2], data.shape[3], data.shape[4]
+    shape = (data.shape[0], data.shape[1], grid.shape[1], grid.shape[2], grid.shape[3])
+    fdt = _float_dtype(data.dtype)
+    zero = _e.const(0.0, data.dtype)
+    sizes = (in_d, in_h, in_w)
+
+    def compute(n, c, d, h, w):
+        point = []
+        for axis, size in zip((2, 1, 0), sizes):  # grid holds x (width) first
+            g = _unnormalize(_e.cast(grid[n, d, h, w, axis], fdt), size, align_corners)
+            point.append(_pad_coord(g, size, padding_mode, align_corners))
+
+        def voxel(coords):
+            """data at float voxel coordinates holding integers; 0 outside the volume."""
+            below = [p <= _f(s, fdt) - 1.0 for p, s in zip(coords, sizes)]
+            inside = _op.all(*[p >= 0.0 for p in coords], *below)
+            index = [_e.cast(_clamp_float(p, _f(s, fdt) - 1.0), "int64") for p, s in zip(coords, sizes)]
+            return _e.cast(_e.select(inside, data(n, c, *index), zero), fdt)
+
+        if method == "nearest":
+            value = voxel([_op.round(p) for p in point])  # half to even, as torch's nearbyint
+        else:
+            base = [_op.floor(p) for p in point]
+            frac = [p - b for p, b in zip(point, base)]
+            value = None
+            for corner in range(8):
+                offsets = [(corner >> (2 - k)) & 1 for k in range(3)]
+                weight = None
+                for t, o in zip(frac, offsets):
+                    factor = t if o else 1.0 - t
+                    weight = factor if weight is None else weight * factor
+                term = voxel([b + float(o) for b, o in zip(base, offsets)]) * weight
+                value = term if value is None else value + term
+        return _e.cast(value, data.dtype)
+
+    return te.compute(shape, compute, name="grid_sample3d")

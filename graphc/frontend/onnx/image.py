@@ -281,8 +281,8 @@ def upsample(node):
 @converter("GridSample", since=16)
 def grid_sample(node):
     x, grid = node.input(0), node.input(1)
-    if ndim_of(x) != 4:
-        raise node.error("only 4-d (2-d spatial) grid sampling is supported")
+    if ndim_of(x) not in (4, 5):
+        raise node.error(f"grid sampling a {ndim_of(x)}-d tensor is not supported (4-d and 5-d are)")
     mode = node.attr("mode")
     mode = {
         "bilinear": "bilinear",
@@ -295,6 +295,10 @@ def grid_sample(node):
         raise node.unsupported("mode")
     padding = node.expect("padding_mode", "zeros", "border", "reflection")
     align = bool(node.attr("align_corners"))
+    if ndim_of(x) == 5:
+        if mode == "bicubic":
+            raise node.unsupported("mode", node.attr("mode"), "is not supported for 5-d (volumetric) input")
+        return op.image.grid_sample3d(x, grid, method=mode, padding_mode=padding, align_corners=align)
     return op.image.grid_sample(
         x, op.permute_dims(grid, [0, 3, 1, 2]), method=mode, padding_mode=padding, align_corners=align
     )

@@ -137,6 +137,45 @@ def _infer_grid_sample(call, bb):
     return _with_spatial(data, axes, dims[2], dims[3], data.dtype)
 
 
+def _infer_grid_sample3d(call, bb):
+    data = tensor_arg(call, 0, "data")
+    grid = tensor_arg(call, 1, "grid")
+    forms = ((data, "data", "(N, C, D, H, W)"), (grid, "grid", "(N, D_out, H_out, W_out, 3)"))
+    for sinfo, name, form in forms:
+        if sinfo.ndim not in (-1, 5):
+            raise TypeInferenceError(
+                f"{op_label(call)} expects {name} to be a 5-d tensor {form}, got {sinfo}"
+            )
+    _float_arg(call, data, "data")
+    _float_arg(call, grid, "grid")
+    _choice(call, "method", ("bilinear", "nearest"))
+    _choice(call, "padding_mode", _IMAGE.PADDING_MODES)
+    dims, shape = grid.shape_values, data.shape_values
+    if dims is None or shape is None:
+        return TensorStructInfo(dtype=data.dtype, ndim=5, vdevice=data.vdevice)
+    analyzer = analyzer_of(bb)
+    three = IntImm("int64", 3)
+    if provably_different(dims[4], three, analyzer) or provably_different(dims[0], shape[0], analyzer):
+        raise TypeInferenceError(
+            f"{op_label(call)} expects grid to have shape ({prim_text(shape[0])}, D_out, H_out, W_out, 3) "
+            f"for data {data}, got {grid}"
+        )
+    return TensorStructInfo((shape[0], shape[1], dims[1], dims[2], dims[3]), data.dtype, vdevice=data.vdevice)
+
+
+def _legalize_grid_sample3d(bb, call):
+    a = call.attrs
+    return bb.call_te(
+        _IMAGE.grid_sample3d,
+        call.args[0],
+        call.args[1],
+        method=a["method"],
+        padding_mode=a["padding_mode"],
+        align_corners=a["align_corners"],
+        primfunc_name_hint="grid_sample3d",
+    )
+
+
 def _legalize_resize2d(bb, call):
     a = call.attrs
     out_dtype = a["out_dtype"]
@@ -206,6 +245,20 @@ register_op(
         "align_corners": "grid values -1 and 1 are the centers (True) or outer edges of the corner pixels",
     },
     description="Sample an image at the normalized points of a (N, 2, H_out, W_out) grid.",
+)
+register_op(
+    "relax.image.grid_sample3d",
+    2,
+    _infer_grid_sample3d,
+    legalize=_legalize_grid_sample3d,
+    pattern=OpPatternKind.kOpaque,
+    attrs={
+        "method": "bilinear (trilinear) or nearest",
+        "padding_mode": "zeros, border or reflection (for points outside the volume)",
+        "align_corners": "grid values -1 and 1 are the centers (True) or outer edges of the corner voxels",
+    },
+    description="Sample a (N, C, D, H, W) volume at the normalized (x, y, z) points of a "
+    "(N, D_out, H_out, W_out, 3) grid.",
 )
 
 
@@ -290,4 +343,16 @@ def grid_sample(
     )
 
 
-__all__ = ["grid_sample", "resize2d"]
+def grid_sample3d(
+    data, grid, method: str = "bilinear", padding_mode: str = "zeros", align_corners: bool = False
+) -> Call:
+    """A volume `data` (N, C, D, H, W) sampled at `grid` (N, D_out, H_out, W_out, 3), whose last
+    axis holds (x, y, z) in [-1, 1] (torch's and ONNX's layout): (N, C, D_out, H_out, W_out)."""
+    return Call(
+        Op.get("relax.image.grid_sample3d"),
+        [data, grid],
+        {"method": str(method), "padding_mode": str(padding_mode), "align_corners": bool(align_corners)},
+    )
+
+
+__all__ = ["grid_sample", "grid_sample3d", "resize2d"]

@@ -1,5 +1,6 @@
-"""Image resampling against ONNX's reference implementation: Resize and Upsample with scales,
-sizes and rois given at run time (graph inputs) as well as constant."""
+"""Image operators against ONNX's reference implementation: Resize and Upsample with scales,
+sizes and rois given at run time (graph inputs) as well as constant, AffineGrid, volumetric
+GridSample, SpaceToDepth's modes."""
 
 import numpy as np
 import pytest
@@ -73,3 +74,21 @@ def test_affine_grid_rejects_bad_theta():
     with pytest.raises(Exception, match="theta .* must be shaped"):
         check_node("AffineGrid", [rand(1, 3, 3), np.array([1, 1, 4, 5], "int64")], opset=20,
                    const_inputs=(1,))
+
+
+@pytest.mark.parametrize("mode,padding", [("linear", "zeros"), ("nearest", "border"), ("linear", "reflection")])
+def test_grid_sample_volumetric(mode, padding):
+    grid = rand(2, 2, 3, 4, 3, seed=6, low=-1.2, high=1.2)
+    for align in (0, 1):
+        attrs = {"mode": mode, "padding_mode": padding, "align_corners": align}
+        check_node("GridSample", [rand(2, 2, 3, 4, 5), grid], attrs, opset=20, rtol=1e-4, atol=1e-5)
+
+
+def test_grid_sample_volumetric_rejects_cubic():
+    with pytest.raises(Exception, match="mode='cubic' is not supported for 5-d"):
+        check_node("GridSample", [rand(1, 1, 2, 2, 2), rand(1, 2, 2, 2, 3)], {"mode": "cubic"}, opset=20)
+
+
+@pytest.mark.parametrize("mode", ["DCR", "CRD"])
+def test_space_to_depth_modes(mode):
+    check_node("SpaceToDepth", [rand(2, 3, 4, 6)], {"blocksize": 2, "mode": mode}, opset=28)
