@@ -14,7 +14,7 @@ from .registry import converter
 op = Emitting(relax.op)
 
 _CONV = {1: op.nn.conv1d, 2: op.nn.conv2d, 3: op.nn.conv3d}
-_CONV_T = {1: op.nn.conv1d_transpose, 2: op.nn.conv2d_transpose}
+_CONV_T = {1: op.nn.conv1d_transpose, 2: op.nn.conv2d_transpose, 3: op.nn.conv3d_transpose}
 _MAX_POOL = {1: op.nn.max_pool1d, 2: op.nn.max_pool2d, 3: op.nn.max_pool3d}
 _AVG_POOL = {1: op.nn.avg_pool1d, 2: op.nn.avg_pool2d, 3: op.nn.avg_pool3d}
 

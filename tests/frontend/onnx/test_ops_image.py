@@ -76,7 +76,9 @@ def test_affine_grid_rejects_bad_theta():
                    const_inputs=(1,))
 
 
-@pytest.mark.parametrize("mode,padding", [("linear", "zeros"), ("nearest", "border"), ("linear", "reflection")])
+@pytest.mark.parametrize(
+    "mode,padding", [("linear", "zeros"), ("nearest", "border"), ("linear", "reflection")]
+)
 def test_grid_sample_volumetric(mode, padding):
     grid = rand(2, 2, 3, 4, 3, seed=6, low=-1.2, high=1.2)
     for align in (0, 1):
@@ -92,3 +94,9 @@ def test_grid_sample_volumetric_rejects_cubic():
 @pytest.mark.parametrize("mode", ["DCR", "CRD"])
 def test_space_to_depth_modes(mode):
     check_node("SpaceToDepth", [rand(2, 3, 4, 6)], {"blocksize": 2, "mode": mode}, opset=28)
+
+
+def test_conv_transpose_3d():
+    attrs = {"strides": [1, 2, 1], "pads": [1, 0, 0, 0, 1, 1], "output_padding": [0, 1, 0]}
+    check_node("ConvTranspose", [rand(1, 2, 3, 2, 3), rand(2, 3, 2, 3, 2, seed=1), rand(3, seed=2)], attrs,
+               rtol=1e-4, atol=1e-5)
