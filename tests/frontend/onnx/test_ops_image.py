@@ -100,3 +100,34 @@ def test_conv_transpose_3d():
     attrs = {"strides": [1, 2, 1], "pads": [1, 0, 0, 0, 1, 1], "output_padding": [0, 1, 0]}
     check_node("ConvTranspose", [rand(1, 2, 3, 2, 3), rand(2, 3, 2, 3, 2, seed=1), rand(3, seed=2)], attrs,
                rtol=1e-4, atol=1e-5)
+
+
+def _pool_indices(x, k):
+    """MaxPool's values and flat indices of x (N, C, H, W) for a k x k kernel of stride k."""
+    n, c, h, w = x.shape
+    values = np.zeros((n, c, h // k, w // k), x.dtype)
+    index = np.zeros(values.shape, "int64")
+    for a in range(n):
+        for b in range(c):
+            for i in range(h // k):
+                for j in range(w // k):
+                    window = x[a, b, i * k:(i + 1) * k, j * k:(j + 1) * k]
+                    di, dj = np.unravel_index(np.argmax(window), window.shape)
+                    values[a, b, i, j] = window[di, dj]
+                    index[a, b, i, j] = ((a * c + b) * h + i * k + di) * w + j * k + dj
+    return values, index
+
+
+@pytest.mark.parametrize("const_inputs", [(), (2,)])
+def test_max_unpool(const_inputs):
+    values, index = _pool_indices(rand(2, 2, 4, 6), 2)
+    attrs = {"kernel_shape": [2, 2], "strides": [2, 2]}
+    check_node("MaxUnpool", [values, index], attrs, opset=11)
+    check_node("MaxUnpool", [values, index, np.array([2, 2, 5, 7], "int64")], attrs, opset=11,
+               const_inputs=const_inputs)
+
+
+def test_max_unpool_index_out_of_range_errors():
+    values, index = _pool_indices(rand(1, 1, 2, 2), 2)
+    with pytest.raises(Exception, match="index|range|bound"):
+        check_node("MaxUnpool", [values, index + 4], {"kernel_shape": [2, 2], "strides": [2, 2]}, opset=11)
