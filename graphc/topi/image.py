@@ -18,8 +18,10 @@ from __future__ import annotations
 from .. import te
 from ..tir import expr as _e
 from ..tir import op as _op
+from ..tir.generic import floordiv as _floordiv
+from ..tir.generic import floormod as _floormod
 
-__all__ = ["grid_sample", "grid_sample3d", "resize2d"]
+__all__ = ["col2im", "grid_sample", "grid_sample3d", "resize2d"]
 
 RESIZE_METHODS = ("nearest_neighbor", "linear", "cubic")
 COORDINATE_MODES = (
@@ -430,3 +432,50 @@ def grid_sample3d(
         return _e.cast(value, data.dtype)
 
     return te.compute(shape, compute, name="grid_sample3d")
+
+
+# --------------------------------------------------------------------------------------------
+# col2im
+
+
+def col2im(data: te.Tensor, image_shape, block_shape, strides, dilations, pads) -> te.Tensor:
+    """The blocks of `data` (N, C * prod(block_shape), L) summed back into an image
+    (N, C, *image_shape): im2col's inverse (ONNX's Col2Im), any number of spatial axes.
+
+    Output pixel `p` gathers, for each offset `o` of the block, the block `l` whose element
+    at `o` lands on `p`: `p + pad_begin - o * dilation = l * stride` along every axis. The
+    image and block sizes may be symbolic; `pads` lists the begins then the ends."""
+    nd = len(image_shape)
+    image = [_i64(s) for s in image_shape]
+    block = [_i64(s) for s in block_shape]
+    counts = []  # blocks along each axis
+    for d in range(nd):
+        span = image[d] + pads[d] + pads[nd + d] - (block[d] - 1) * dilations[d] - 1
+        counts.append(_floordiv(span, strides[d]) + 1)
+    kernel = block[0]
+    for b in block[1:]:
+        kernel = kernel * b
+    channels = _floordiv(data.shape[1], kernel)
+    k = te.reduce_axis((0, kernel), name="k")
+    zero = _e.const(0, "int64")
+    shape = (data.shape[0], channels, *image)
+
+    def compute(*index):
+        n, c, pos = index[0], index[1], index[2:]
+        rest = k
+        offsets = []
+        for d in reversed(range(nd)):
+            offsets.append(_floormod(rest, block[d]))
+            rest = _floordiv(rest, block[d])
+        offsets.reverse()
+        valid = []
+        column = zero
+        for d in range(nd):
+            h = _i64(pos[d]) + pads[d] - offsets[d] * dilations[d]
+            q = _floordiv(h, strides[d])
+            valid += [h >= 0, _floormod(h, strides[d]) == 0, q < counts[d]]
+            column = column * counts[d] + _clamp_index(q, counts[d])
+        value = data[n, c * kernel + k, _clamp_index(column, data.shape[2])]
+        return te.sum(_e.select(_op.all(*valid), value, _e.const(0, data.dtype)), axis=k)
+
+    return te.compute(shape, compute, name="col2im")

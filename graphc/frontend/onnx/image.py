@@ -349,3 +349,25 @@ def affine_grid(node):
     base = op.reshape(op.stack(coords, axis=k), shape_expr([count, k + 1]))
     grid = op.matmul(base, op.permute_dims(theta, [0, 2, 1]))
     return op.reshape(grid, shape_expr([dims[0], *spatial, k]))
+
+
+@converter("Col2Im", since=18)
+def col2im(node):
+    """Blocks summed back into an image (`relax.image.col2im`); image_shape and block_shape
+    may be constants or run-time values (symbolic sizes of the result)."""
+    x = node.input(0)
+    if ndim_of(x) != 3:
+        raise node.error(f"input must be 3-d (N, C * prod(block_shape), L), got {sinfo(x)}")
+    image = node.ints(1, "image_shape")
+    block = node.ints(2, "block_shape")
+    nd = len(image)
+    if len(block) != nd:
+        raise node.error(f"block_shape has {len(block)} values and image_shape {nd}; they must agree")
+    strides = node.attr("strides", None) or [1] * nd
+    dilations = node.attr("dilations", None) or [1] * nd
+    pads = node.attr("pads", None) or [0] * (2 * nd)
+    expected = (("strides", strides, nd), ("dilations", dilations, nd), ("pads", pads, 2 * nd))
+    for name, values, count in expected:
+        if len(values) != count:
+            raise node.unsupported(name, list(values), f"must have {count} values for {nd} image axes")
+    return op.image.col2im(x, image, block, strides=strides, dilations=dilations, pads=pads)

@@ -176,6 +176,54 @@ def _legalize_grid_sample3d(bb, call):
     )
 
 
+def _infer_col2im(call, bb):
+    data = tensor_arg(call, 0, "data")
+    if data.ndim not in (-1, 3):
+        raise TypeInferenceError(
+            f"{op_label(call)} expects data to be a 3-d tensor (N, C * prod(block), L), got {data}"
+        )
+    image, block = call.args[1].struct_info, call.args[2].struct_info
+    for sinfo, name in ((image, "image_shape"), (block, "block_shape")):
+        if not isinstance(sinfo, ShapeStructInfo) or sinfo.values is None:
+            raise TypeInferenceError(f"{op_label(call)} expects {name} to be a shape value, got {sinfo}")
+    nd = len(image.values)
+    if len(block.values) != nd:
+        raise TypeInferenceError(
+            f"{op_label(call)} expects block_shape to have one size per image axis ({nd}), got {block}"
+        )
+    for key, count in (("strides", nd), ("dilations", nd), ("pads", 2 * nd)):
+        if len(call.attrs[key]) != count:
+            raise TypeInferenceError(f"{op_label(call)} expects {count} {key}, got {list(call.attrs[key])}")
+    if data.shape_values is None:
+        return TensorStructInfo(dtype=data.dtype, ndim=nd + 2, vdevice=data.vdevice)
+    kernel = block.values[0]
+    for b in block.values[1:]:
+        kernel = kernel * b
+    kernel = analyzer_of(bb).simplify(kernel)
+    channels = data.shape_values[1]
+    if isinstance(kernel, IntImm) and isinstance(channels, IntImm) and channels.value % max(kernel.value, 1):
+        raise TypeInferenceError(
+            f"{op_label(call)} expects data's axis 1 ({channels.value}) to be a multiple of the block size "
+            f"{kernel.value}, got {data}"
+        )
+    out = analyzer_of(bb).simplify(channels // kernel) if isinstance(kernel, IntImm) else channels // kernel
+    return TensorStructInfo((data.shape_values[0], out, *image.values), data.dtype, vdevice=data.vdevice)
+
+
+def _legalize_col2im(bb, call):
+    a = call.attrs
+    return bb.call_te(
+        _IMAGE.col2im,
+        call.args[0],
+        list(call.args[1].struct_info.values),
+        list(call.args[2].struct_info.values),
+        strides=list(a["strides"]),
+        dilations=list(a["dilations"]),
+        pads=list(a["pads"]),
+        primfunc_name_hint="col2im",
+    )
+
+
 def _legalize_resize2d(bb, call):
     a = call.attrs
     out_dtype = a["out_dtype"]
@@ -259,6 +307,20 @@ register_op(
     },
     description="Sample a (N, C, D, H, W) volume at the normalized (x, y, z) points of a "
     "(N, D_out, H_out, W_out, 3) grid.",
+)
+register_op(
+    "relax.image.col2im",
+    3,
+    _infer_col2im,
+    legalize=_legalize_col2im,
+    pattern=OpPatternKind.kOpaque,
+    attrs={
+        "strides": "the step between blocks, per image axis",
+        "dilations": "the spacing of a block's elements, per image axis",
+        "pads": "the padding of the image: begins then ends",
+    },
+    description="Sum the blocks of a (N, C * prod(block_shape), L) tensor back into an image "
+    "(N, C, *image_shape) (ONNX's Col2Im).",
 )
 
 
@@ -355,4 +417,21 @@ def grid_sample3d(
     )
 
 
-__all__ = ["grid_sample", "grid_sample3d", "resize2d"]
+def col2im(data, image_shape, block_shape, strides=None, dilations=None, pads=None) -> Call:
+    """The blocks of `data` (N, C * prod(block_shape), L) summed back into an image
+    (N, C, *image_shape); `image_shape` and `block_shape` are shapes (symbolic sizes welcome),
+    `pads` the begins then the ends (default: ones for strides and dilations, zero pads)."""
+    image, block = ShapeExpr(list(image_shape)), ShapeExpr(list(block_shape))
+    nd = len(image.values)
+    return Call(
+        Op.get("relax.image.col2im"),
+        [data, image, block],
+        {
+            "strides": tuple(int(v) for v in (strides or [1] * nd)),
+            "dilations": tuple(int(v) for v in (dilations or [1] * nd)),
+            "pads": tuple(int(v) for v in (pads or [0] * (2 * nd))),
+        },
+    )
+
+
+__all__ = ["col2im", "grid_sample", "grid_sample3d", "resize2d"]

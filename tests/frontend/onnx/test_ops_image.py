@@ -131,3 +131,18 @@ def test_max_unpool_index_out_of_range_errors():
     values, index = _pool_indices(rand(1, 1, 2, 2), 2)
     with pytest.raises(Exception, match="index|range|bound"):
         check_node("MaxUnpool", [values, index + 4], {"kernel_shape": [2, 2], "strides": [2, 2]}, opset=11)
+
+
+@pytest.mark.parametrize("const_inputs", [(), (1, 2)])
+def test_col2im(const_inputs):
+    # image 5 x 6, blocks 2 x 3, strides (2, 1), dilations (1, 2), pads (1, 0, 0, 1): 3 x 3 blocks
+    attrs = {"strides": [2, 1], "dilations": [1, 2], "pads": [1, 0, 0, 1]}
+    x = rand(2, 2 * 6, 9)
+    check_node("Col2Im", [x, np.array([5, 6], "int64"), np.array([2, 3], "int64")], attrs, opset=18,
+               const_inputs=const_inputs, rtol=1e-5, atol=1e-6)
+
+
+def test_col2im_3d():
+    x = rand(1, 2 * 4, 18)  # image 3 x 4 x 3, blocks 2 x 2 x 1 of stride 1: 2 x 3 x 3 of them
+    check_node("Col2Im", [x, np.array([3, 4, 3], "int64"), np.array([2, 2, 1], "int64")], opset=18,
+               const_inputs=(1, 2), rtol=1e-5, atol=1e-6)
