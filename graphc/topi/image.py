@@ -1,4 +1,5 @@
-"""Image resampling as TE computes: `resize2d` (ONNX Resize's modes) and `grid_sample` (torch's).
+"""Image resampling as TE computes: `resize2d` (ONNX Resize's modes) and `grid_sample` (torch's);
+also `grid_sample3d`, `col2im` and `deform_conv2d`.
 
 Both work on 4-d images in any ordering of the letters N, C, H and W (`"NCHW"`, `"NHWC"`, ...).
 Coordinates are computed in float32 (float64 for float64 data); every read is clamped into the
@@ -21,7 +22,7 @@ from ..tir import op as _op
 from ..tir.generic import floordiv as _floordiv
 from ..tir.generic import floormod as _floormod
 
-__all__ = ["col2im", "grid_sample", "grid_sample3d", "resize2d"]
+__all__ = ["col2im", "deform_conv2d", "grid_sample", "grid_sample3d", "resize2d"]
 
 RESIZE_METHODS = ("nearest_neighbor", "linear", "cubic")
 COORDINATE_MODES = (
@@ -479,3 +480,53 @@ def col2im(data: te.Tensor, image_shape, block_shape, strides, dilations, pads) 
         return te.sum(_e.select(_op.all(*valid), value, _e.const(0, data.dtype)), axis=k)
 
     return te.compute(shape, compute, name="col2im")
+
+
+# --------------------------------------------------------------------------------------------
+# deform_conv2d
+
+
+def deform_conv2d(
+    data, weight, offset, mask, strides, pads, dilations, groups: int = 1, offset_groups: int = 1
+):
+    """Deformable 2-d convolution (ONNX's DeformConv): every kernel tap of output pixel (i, j)
+    reads `data` by bilinear interpolation at its regular position plus its learned offset
+    (zero outside the image), scaled by `mask`. `offset` is (N, offset_groups * KH * KW * 2,
+    OH, OW) holding (dy, dx) per tap, `mask` (N, offset_groups * KH * KW, OH, OW); `pads` is
+    (top, left, bottom, right). The result is (N, OC, OH, OW) without bias."""
+    _, channels, in_h, in_w = data.shape
+    out_c, group_c, kh, kw = weight.shape
+    out_h, out_w = offset.shape[2], offset.shape[3]
+    per_group = _floordiv(out_c, groups)
+    per_offset_group = _floordiv(channels, offset_groups)
+    fdt = _float_dtype(data.dtype)
+    rc = te.reduce_axis((0, group_c), name="rc")
+    ry = te.reduce_axis((0, kh), name="ry")
+    rx = te.reduce_axis((0, kw), name="rx")
+    zero = _e.const(0.0, fdt)
+
+    def sample(n, c, y, x):
+        y0, x0 = _op.floor(y), _op.floor(x)
+        ty, tx = y - y0, x - x0
+        total = zero
+        for dy, wy in ((0, 1.0 - ty), (1, ty)):
+            for dx, wx in ((0, 1.0 - tx), (1, tx)):
+                yy, xx = _e.cast(y0, "int64") + dy, _e.cast(x0, "int64") + dx
+                inside = _op.all(yy >= 0, yy < in_h, xx >= 0, xx < in_w)
+                value = _e.cast(data[n, c, _clamp_index(yy, in_h), _clamp_index(xx, in_w)], fdt)
+                total = total + _e.select(inside, value, zero) * wy * wx
+        return total
+
+    def compute(n, o, i, j):
+        c = _floordiv(o, per_group) * group_c + rc
+        tap = _floordiv(c, per_offset_group) * (kh * kw) + ry * kw + rx
+        dy, dx = _e.cast(offset[n, tap * 2, i, j], fdt), _e.cast(offset[n, tap * 2 + 1, i, j], fdt)
+        y = _e.cast(i * strides[0] - pads[0] + ry * dilations[0], fdt) + dy
+        x = _e.cast(j * strides[1] - pads[1] + rx * dilations[1], fdt) + dx
+        term = _e.cast(weight[o, rc, ry, rx], fdt) * _e.cast(mask[n, tap, i, j], fdt) * sample(n, c, y, x)
+        return te.sum(term, axis=[rc, ry, rx])
+
+    out = te.compute((data.shape[0], out_c, out_h, out_w), compute, name="deform_conv2d")
+    if fdt == data.dtype:
+        return out
+    return te.compute(out.shape, lambda *i: _e.cast(out(*i), data.dtype), name="deform_conv2d_cast")

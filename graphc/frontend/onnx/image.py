@@ -1,4 +1,4 @@
-"""Image resampling: Resize, Upsample, GridSample, AffineGrid.
+"""Image resampling: Resize, Upsample, GridSample, AffineGrid; Col2Im and DeformConv.
 
 Resize maps onto `relax.image.resize2d` for 4-d images whose batch and channel sizes stay
 unchanged. Scales given as factors set the sampling step (`scale` attribute), as ONNX says;
@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from ... import relax, tir
-from .common import Emitting, dtype_of, ndim_of, shape_expr, shape_of, sinfo
+from .common import Emitting, dim_value, dtype_of, ndim_of, shape_expr, shape_of, sinfo
 from .registry import converter
 
 op = Emitting(relax.op)
@@ -371,3 +371,39 @@ def col2im(node):
         if len(values) != count:
             raise node.unsupported(name, list(values), f"must have {count} values for {nd} image axes")
     return op.image.col2im(x, image, block, strides=strides, dilations=dilations, pads=pads)
+
+
+@converter("DeformConv", since=19)
+def deform_conv(node):
+    """Deformable 2-d convolution (`relax.image.deform_conv2d`); a missing mask is ones, the
+    bias is added after."""
+    x, w, offset = node.input(0), node.input(1), node.input(2)
+    if ndim_of(x) != 4:
+        raise node.error(f"only 2-d deformable convolution (4-d input) is supported, got {sinfo(x)}")
+    kernel = [dim_value(d) for d in shape_of(w)[2:]]
+    if not all(isinstance(k, int) for k in kernel):
+        raise node.error(f"the weight's kernel sizes must be known at import, got {sinfo(w)}")
+    given = node.attr("kernel_shape", None)
+    if given is not None and list(given) != kernel:
+        raise node.unsupported("kernel_shape", list(given), f"differs from the weight's {kernel}")
+    offset_groups = node.attr("offset_group")
+    if node.has_input(4):
+        mask = node.input(4)
+    else:
+        dims = shape_of(offset)
+        taps = offset_groups * kernel[0] * kernel[1]
+        mask = op.ones(shape_expr([dims[0], taps, dims[2], dims[3]]), dtype_of(x))
+    y = op.image.deform_conv2d(
+        x,
+        w,
+        offset,
+        mask,
+        strides=node.attr("strides", None) or [1, 1],
+        pads=node.attr("pads", None) or [0, 0, 0, 0],
+        dilations=node.attr("dilations", None) or [1, 1],
+        groups=node.attr("group"),
+        offset_groups=offset_groups,
+    )
+    if node.has_input(3):
+        y = op.add(y, op.reshape(node.input(3), shape_expr([1, shape_of(w)[0], 1, 1])))
+    return y

@@ -224,6 +224,49 @@ def _legalize_col2im(bb, call):
     )
 
 
+def _infer_deform_conv2d(call, bb):
+    names = ("data", "weight", "offset", "mask")
+    args = [tensor_arg(call, i, name) for i, name in enumerate(names)]
+    for sinfo, name in zip(args, names):
+        if sinfo.ndim not in (-1, 4):
+            raise TypeInferenceError(f"{op_label(call)} expects {name} to be a 4-d tensor, got {sinfo}")
+        _float_arg(call, sinfo, name)
+    data, weight, offset, _ = args
+    for key, count in (("strides", 2), ("dilations", 2), ("pads", 4)):
+        if len(call.attrs[key]) != count:
+            raise TypeInferenceError(f"{op_label(call)} expects {count} {key}, got {list(call.attrs[key])}")
+    if data.shape_values is None or weight.shape_values is None or offset.shape_values is None:
+        return TensorStructInfo(dtype=data.dtype, ndim=4, vdevice=data.vdevice)
+    n, c = data.shape_values[:2]
+    oc, cg, kh, kw = weight.shape_values
+    analyzer = analyzer_of(bb)
+    groups, offset_groups = call.attrs["groups"], call.attrs["offset_groups"]
+    if provably_different(cg * groups, c, analyzer):
+        raise TypeInferenceError(
+            f"{op_label(call)} expects weight's axis 1 times groups ({groups}) to be data's channels, "
+            f"got data {data} and weight {weight}"
+        )
+    if provably_different(offset.shape_values[1], kh * kw * 2 * offset_groups, analyzer):
+        raise TypeInferenceError(
+            f"{op_label(call)} expects offset to have offset_groups * KH * KW * 2 channels, got {offset}"
+        )
+    return TensorStructInfo((n, oc, *offset.shape_values[2:]), data.dtype, vdevice=data.vdevice)
+
+
+def _legalize_deform_conv2d(bb, call):
+    a = call.attrs
+    return bb.call_te(
+        _IMAGE.deform_conv2d,
+        *call.args,
+        strides=list(a["strides"]),
+        pads=list(a["pads"]),
+        dilations=list(a["dilations"]),
+        groups=a["groups"],
+        offset_groups=a["offset_groups"],
+        primfunc_name_hint="deform_conv2d",
+    )
+
+
 def _legalize_resize2d(bb, call):
     a = call.attrs
     out_dtype = a["out_dtype"]
@@ -321,6 +364,22 @@ register_op(
     },
     description="Sum the blocks of a (N, C * prod(block_shape), L) tensor back into an image "
     "(N, C, *image_shape) (ONNX's Col2Im).",
+)
+register_op(
+    "relax.image.deform_conv2d",
+    4,
+    _infer_deform_conv2d,
+    legalize=_legalize_deform_conv2d,
+    pattern=OpPatternKind.kOpaque,
+    attrs={
+        "strides": "(stride_h, stride_w)",
+        "pads": "(top, left, bottom, right)",
+        "dilations": "(dilation_h, dilation_w)",
+        "groups": "channel groups of the convolution",
+        "offset_groups": "channel groups sharing one set of offsets and masks",
+    },
+    description="Deformable 2-d convolution: kernel taps read the image by bilinear interpolation "
+    "at their positions plus learned offsets, scaled by a mask (ONNX's DeformConv, without bias).",
 )
 
 
@@ -434,4 +493,24 @@ def col2im(data, image_shape, block_shape, strides=None, dilations=None, pads=No
     )
 
 
-__all__ = ["col2im", "grid_sample", "grid_sample3d", "resize2d"]
+def deform_conv2d(
+    data, weight, offset, mask, strides=(1, 1), pads=(0, 0, 0, 0), dilations=(1, 1), groups=1,
+    offset_groups=1,
+) -> Call:
+    """Deformable convolution of `data` (N, C, H, W) with `weight` (OC, C / groups, KH, KW):
+    `offset` (N, offset_groups * KH * KW * 2, OH, OW) moves each tap by (dy, dx), `mask`
+    (N, offset_groups * KH * KW, OH, OW) scales it; the result is (N, OC, OH, OW)."""
+    return Call(
+        Op.get("relax.image.deform_conv2d"),
+        [data, weight, offset, mask],
+        {
+            "strides": tuple(int(v) for v in strides),
+            "pads": tuple(int(v) for v in pads),
+            "dilations": tuple(int(v) for v in dilations),
+            "groups": int(groups),
+            "offset_groups": int(offset_groups),
+        },
+    )
+
+
+__all__ = ["col2im", "deform_conv2d", "grid_sample", "grid_sample3d", "resize2d"]

@@ -146,3 +146,13 @@ def test_col2im_3d():
     x = rand(1, 2 * 4, 18)  # image 3 x 4 x 3, blocks 2 x 2 x 1 of stride 1: 2 x 3 x 3 of them
     check_node("Col2Im", [x, np.array([3, 4, 3], "int64"), np.array([2, 2, 1], "int64")], opset=18,
                const_inputs=(1, 2), rtol=1e-5, atol=1e-6)
+
+
+def test_deform_conv_groups_mask_bias():
+    x = rand(2, 4, 5, 6)
+    w = rand(6, 2, 2, 3, seed=1)  # group 2
+    offset = rand(2, 2 * 2 * 3 * 2, 3, 2, seed=2, low=-1.5, high=1.5)  # offset_group 2, stride (2, 3)
+    mask = rand(2, 2 * 2 * 3, 3, 2, seed=3, low=0.0, high=1.0)
+    attrs = {"group": 2, "offset_group": 2, "strides": [2, 3], "pads": [1, 1, 0, 1], "dilations": [1, 2]}
+    check_node("DeformConv", [x, w, offset, rand(6, seed=4), mask], attrs, opset=19, rtol=1e-4, atol=1e-5)
+    check_node("DeformConv", [x, w, offset], attrs, opset=19, rtol=1e-4, atol=1e-5)
