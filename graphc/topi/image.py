@@ -22,7 +22,7 @@ from ..tir import op as _op
 from ..tir.generic import floordiv as _floordiv
 from ..tir.generic import floormod as _floormod
 
-__all__ = ["col2im", "deform_conv2d", "grid_sample", "grid_sample3d", "resize2d"]
+__all__ = ["col2im", "deform_conv2d", "grid_sample", "grid_sample3d", "resize2d", "roi_align"]
 
 RESIZE_METHODS = ("nearest_neighbor", "linear", "cubic")
 COORDINATE_MODES = (
@@ -530,3 +530,74 @@ def deform_conv2d(
     if fdt == data.dtype:
         return out
     return te.compute(out.shape, lambda *i: _e.cast(out(*i), data.dtype), name="deform_conv2d_cast")
+
+
+# --------------------------------------------------------------------------------------------
+# roi_align
+
+
+def roi_align(data, rois, batch_indices, output_size, spatial_scale: float, sampling_ratio: int,
+              mode: str = "avg", half_pixel: bool = True):
+    """RoiAlign (ONNX's): the average or maximum of `sampling_ratio` x `sampling_ratio`
+    bilinear samples in each of the `output_size` bins of each region `rois[r] = (x1, y1, x2,
+    y2)` of image `batch_indices[r]` of `data` (N, C, H, W); result (R, C, OH, OW).
+
+    `half_pixel` shifts the region by -0.5 pixel; without it a region is at least 1 x 1.
+    A sample beyond one pixel outside the image counts 0; batch indices are clamped into
+    [0, N)."""
+    if mode not in ("avg", "max"):
+        raise ValueError(f"unknown roi_align mode {mode!r}; expected 'avg' or 'max'")
+    if sampling_ratio <= 0:
+        raise ValueError(f"roi_align needs a positive sampling_ratio, got {sampling_ratio}")
+    batch, channels, height, width = data.shape
+    out_h, out_w = output_size
+    fdt = _float_dtype(data.dtype)
+    grid = sampling_ratio
+    iy = te.reduce_axis((0, grid), name="iy")
+    ix = te.reduce_axis((0, grid), name="ix")
+    zero = _e.const(0.0, fdt)
+    one = _e.const(1.0, fdt)
+    hf, wf = _f(height, fdt), _f(width, fdt)
+
+    def axis_taps(v, size, sizef):
+        """(low, high, weight of high) of coordinate v >= 0 along an axis of `size` pixels."""
+        low = _e.cast(_op.floor(v), "int64")
+        edge = low >= size - 1
+        low_c = _e.select(edge, size - 1, low)
+        high = _e.select(edge, size - 1, low + 1)
+        frac = _e.select(edge, zero, v - _op.floor(v))
+        return low_c, high, frac
+
+    def compute(r, c, ph, pw):
+        shift = _e.const(0.5 if half_pixel else 0.0, fdt)
+        scale = _e.const(float(spatial_scale), fdt)
+        start_w = _e.cast(rois[r, 0], fdt) * scale - shift
+        start_h = _e.cast(rois[r, 1], fdt) * scale - shift
+        roi_w = _e.cast(rois[r, 2], fdt) * scale - shift - start_w
+        roi_h = _e.cast(rois[r, 3], fdt) * scale - shift - start_h
+        if not half_pixel:
+            roi_w, roi_h = _op.max(roi_w, one), _op.max(roi_h, one)
+        bin_h, bin_w = roi_h / _f(out_h, fdt), roi_w / _f(out_w, fdt)
+        half = _e.const(0.5, fdt)
+        y = start_h + _f(ph, fdt) * bin_h + (_f(iy, fdt) + half) * bin_h / _f(grid, fdt)
+        x = start_w + _f(pw, fdt) * bin_w + (_f(ix, fdt) + half) * bin_w / _f(grid, fdt)
+        outside = _op.any(y < -one, y > hf, x < -one, x > wf)
+        y0, y1, ly = axis_taps(_op.max(y, zero), height, hf)
+        x0, x1, lx = axis_taps(_op.max(x, zero), width, wf)
+        n = _clamp_index(_e.cast(batch_indices[r], "int64"), batch)
+
+        def at(yy, xx):
+            return _e.cast(data[n, c, yy, xx], fdt)
+
+        terms = [(one - ly) * (one - lx) * at(y0, x0), (one - ly) * lx * at(y0, x1),
+                 ly * (one - lx) * at(y1, x0), ly * lx * at(y1, x1)]
+        if mode == "avg":
+            value = _e.select(outside, zero, terms[0] + terms[1] + terms[2] + terms[3])
+            return te.sum(value / _f(grid * grid, fdt), axis=[iy, ix])
+        value = _e.select(outside, zero, _op.max(_op.max(terms[0], terms[1]), _op.max(terms[2], terms[3])))
+        return te.max(value, axis=[iy, ix])
+
+    out = te.compute((rois.shape[0], channels, out_h, out_w), compute, name="roi_align")
+    if fdt == data.dtype:
+        return out
+    return te.compute(out.shape, lambda *i: _e.cast(out(*i), data.dtype), name="roi_align_cast")

@@ -407,3 +407,28 @@ def deform_conv(node):
     if node.has_input(3):
         y = op.add(y, op.reshape(node.input(3), shape_expr([1, shape_of(w)[0], 1, 1])))
     return y
+
+
+@converter("RoiAlign", since=10)
+def roi_align(node):
+    """RoiAlign with a fixed number of samples per bin (`relax.image.roi_align`); opset 10
+    regions are not shifted by half a pixel (its only mode), later ones by the attribute."""
+    x, rois, index = node.input(0), node.input(1), node.input(2)
+    half_pixel = False
+    if node.version >= 16:
+        mode = node.expect("coordinate_transformation_mode", "half_pixel", "output_half_pixel")
+        half_pixel = mode == "half_pixel"
+    ratio = node.attr("sampling_ratio")
+    if ratio <= 0:
+        why = "(adaptive sampling, a count per region) is not supported"
+        raise node.unsupported("sampling_ratio", ratio, why)
+    return op.image.roi_align(
+        x,
+        rois,
+        index,
+        (node.attr("output_height"), node.attr("output_width")),
+        spatial_scale=node.attr("spatial_scale"),
+        sampling_ratio=ratio,
+        mode=node.expect("mode", "avg", "max"),
+        half_pixel=half_pixel,
+    )

@@ -25,7 +25,7 @@ from ...errors import TypeInferenceError
 from ...tir.expr import IntImm, PrimExpr
 from ..expr import Call, Expr, ShapeExpr
 from ..struct_info import UNKNOWN_DTYPE, ShapeStructInfo, TensorStructInfo, prim_text
-from .infer import analyzer_of, attr_dtype, op_label, provably_different, tensor_arg
+from .infer import analyzer_of, attr_dtype, is_const, op_label, provably_different, tensor_arg
 from .registry import Op, OpPatternKind, register_op
 
 _IMAGE = topi.image
@@ -267,6 +267,44 @@ def _legalize_deform_conv2d(bb, call):
     )
 
 
+def _infer_roi_align(call, bb):
+    data = _image_arg(call, 0, "data", "(N, C, H, W)")
+    rois = tensor_arg(call, 1, "rois")
+    index = tensor_arg(call, 2, "batch_indices")
+    _float_arg(call, data, "data")
+    _float_arg(call, rois, "rois")
+    if rois.ndim not in (-1, 2) or (rois.shape_values is not None and not is_const(rois.shape_values[1], 4)):
+        raise TypeInferenceError(f"{op_label(call)} expects rois to be shaped (R, 4), got {rois}")
+    if index.ndim not in (-1, 1) or (not index.is_unknown_dtype and not index.dtype.startswith("int")):
+        raise TypeInferenceError(
+            f"{op_label(call)} expects batch_indices to be a 1-d integer tensor, got {index}"
+        )
+    _choice(call, "mode", ("avg", "max"))
+    if call.attrs["sampling_ratio"] <= 0:
+        raise TypeInferenceError(
+            f"{op_label(call)} expects a positive sampling_ratio, got {call.attrs['sampling_ratio']}"
+        )
+    out_h, out_w = call.attrs["output_size"]
+    if data.shape_values is None or rois.shape_values is None:
+        return TensorStructInfo(dtype=data.dtype, ndim=4, vdevice=data.vdevice)
+    dims = (rois.shape_values[0], data.shape_values[1], IntImm("int64", out_h), IntImm("int64", out_w))
+    return TensorStructInfo(dims, data.dtype, vdevice=data.vdevice)
+
+
+def _legalize_roi_align(bb, call):
+    a = call.attrs
+    return bb.call_te(
+        _IMAGE.roi_align,
+        *call.args,
+        output_size=tuple(a["output_size"]),
+        spatial_scale=a["spatial_scale"],
+        sampling_ratio=a["sampling_ratio"],
+        mode=a["mode"],
+        half_pixel=a["half_pixel"],
+        primfunc_name_hint="roi_align",
+    )
+
+
 def _legalize_resize2d(bb, call):
     a = call.attrs
     out_dtype = a["out_dtype"]
@@ -380,6 +418,22 @@ register_op(
     },
     description="Deformable 2-d convolution: kernel taps read the image by bilinear interpolation "
     "at their positions plus learned offsets, scaled by a mask (ONNX's DeformConv, without bias).",
+)
+register_op(
+    "relax.image.roi_align",
+    3,
+    _infer_roi_align,
+    legalize=_legalize_roi_align,
+    pattern=OpPatternKind.kOpaque,
+    attrs={
+        "output_size": "(OH, OW), the bins of each region",
+        "spatial_scale": "the factor from roi coordinates to pixels",
+        "sampling_ratio": "samples per bin along each axis (positive)",
+        "mode": "avg or max over a bin's samples",
+        "half_pixel": "shift regions by -0.5 pixel (ONNX's half_pixel mode)",
+    },
+    description="Pool bilinear samples of (x1, y1, x2, y2) regions of an image into fixed-size "
+    "bins (ONNX's RoiAlign).",
 )
 
 
@@ -513,4 +567,22 @@ def deform_conv2d(
     )
 
 
-__all__ = ["col2im", "deform_conv2d", "grid_sample", "grid_sample3d", "resize2d"]
+def roi_align(
+    data, rois, batch_indices, output_size, spatial_scale=1.0, sampling_ratio=2, mode="avg", half_pixel=True
+) -> Call:
+    """RoiAlign of `data` (N, C, H, W) over `rois` (R, 4) of images `batch_indices` (R,):
+    (R, C, OH, OW)."""
+    return Call(
+        Op.get("relax.image.roi_align"),
+        [data, rois, batch_indices],
+        {
+            "output_size": tuple(int(v) for v in output_size),
+            "spatial_scale": float(spatial_scale),
+            "sampling_ratio": int(sampling_ratio),
+            "mode": str(mode),
+            "half_pixel": bool(half_pixel),
+        },
+    )
+
+
+__all__ = ["col2im", "deform_conv2d", "grid_sample", "grid_sample3d", "resize2d", "roi_align"]

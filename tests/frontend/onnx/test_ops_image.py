@@ -156,3 +156,18 @@ def test_deform_conv_groups_mask_bias():
     attrs = {"group": 2, "offset_group": 2, "strides": [2, 3], "pads": [1, 1, 0, 1], "dilations": [1, 2]}
     check_node("DeformConv", [x, w, offset, rand(6, seed=4), mask], attrs, opset=19, rtol=1e-4, atol=1e-5)
     check_node("DeformConv", [x, w, offset], attrs, opset=19, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode,coord", [("avg", "half_pixel"), ("max", "output_half_pixel")])
+def test_roi_align(mode, coord):
+    x = rand(2, 3, 6, 7)
+    rois = np.array([[0.5, 1.0, 4.0, 5.5], [-1.0, 0.0, 9.0, 3.0], [2.0, 2.0, 2.2, 2.1]], "float32")
+    attrs = {"mode": mode, "coordinate_transformation_mode": coord, "output_height": 3, "output_width": 2,
+             "sampling_ratio": 2, "spatial_scale": 0.9}
+    check_node("RoiAlign", [x, rois, np.array([1, 0, 1], "int64")], attrs, opset=16, rtol=1e-4, atol=1e-5)
+
+
+def test_roi_align_rejects_adaptive_sampling():
+    with pytest.raises(Exception, match="sampling_ratio=0"):
+        check_node("RoiAlign", [rand(1, 1, 4, 4), np.zeros((1, 4), "float32"), np.zeros(1, "int64")],
+                   {"sampling_ratio": 0}, opset=16)
