@@ -22,7 +22,15 @@ from ..tir import op as _op
 from ..tir.generic import floordiv as _floordiv
 from ..tir.generic import floormod as _floormod
 
-__all__ = ["col2im", "deform_conv2d", "grid_sample", "grid_sample3d", "resize2d", "roi_align"]
+__all__ = [
+    "col2im",
+    "deform_conv2d",
+    "grid_sample",
+    "grid_sample3d",
+    "max_pool2d_indices",
+    "resize2d",
+    "roi_align",
+]
 
 RESIZE_METHODS = ("nearest_neighbor", "linear", "cubic")
 COORDINATE_MODES = (
@@ -601,3 +609,39 @@ def roi_align(data, rois, batch_indices, output_size, spatial_scale: float, samp
     if fdt == data.dtype:
         return out
     return te.compute(out.shape, lambda *i: _e.cast(out(*i), data.dtype), name="roi_align_cast")
+
+
+# --------------------------------------------------------------------------------------------
+# max_pool2d_indices
+
+
+def max_pool2d_indices(data, out_size, kernel, strides, pads, dilations, storage_order: int = 0):
+    """The flat index into `data` (N, C, H, W) of the maximum of each 2-d max-pooling window
+    (the first on ties; padding never wins): `((n * C + c) * H + h) * W + w`, or with
+    `storage_order=1` (column-major) `((n * C + c) * W + w) * H + h`. `out_size` is the pooled
+    (OH, OW), `pads` (top, left, bottom, right)."""
+    _, channels, height, width = data.shape
+    kh, kw = kernel
+    k = te.reduce_axis((0, kh * kw), name="k")
+
+    def position(o, kk, axis):
+        return o * strides[axis] - pads[axis] + kk * dilations[axis]
+
+    def best(n, c, i, j):
+        h, w = position(i, _floordiv(k, kw), 0), position(j, _floormod(k, kw), 1)
+        inside = _op.all(h >= 0, h < height, w >= 0, w < width)
+        value = data[n, c, _clamp_index(h, height), _clamp_index(w, width)]
+        return te.argmax(value, axis=k, where=inside)
+
+    shape = (data.shape[0], channels, out_size[0], out_size[1])
+    arg = te.compute(shape, best, name="max_pool_arg")
+
+    def flat(n, c, i, j):
+        kk = _e.cast(arg(n, c, i, j), "int64")
+        h, w = position(i, _floordiv(kk, kw), 0), position(j, _floormod(kk, kw), 1)
+        plane = n * channels + c
+        if storage_order:
+            return (plane * width + w) * height + h
+        return (plane * height + h) * width + w
+
+    return te.compute(shape, flat, name="max_pool_indices")

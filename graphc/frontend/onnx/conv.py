@@ -126,12 +126,11 @@ def _pool(node, table, kind: str):
     pads = _spatial(node, x, kernel, strides, dilations)
     ceil_mode = bool(node.attr("ceil_mode", 0))
     count_include_pad = bool(node.attr("count_include_pad", 0)) if kind == "avg" else False
-    if kind == "max":
-        if node.attr("storage_order", 0):
-            raise node.unsupported("storage_order", why="(column-major indices) is not supported")
-        if len(node.outputs) > 1 and node.outputs[1]:
-            raise node.error("the Indices output of MaxPool is not supported")
-    return table[nd](
+    indices = kind == "max" and len(node.outputs) > 1 and bool(node.outputs[1])
+    storage_order = node.attr("storage_order", 0) if kind == "max" else 0  # only the Indices read it
+    if indices and nd != 2:
+        raise node.error(f"the Indices output of {nd}-d MaxPool is not supported (2-d is)")
+    y = table[nd](
         x,
         pool_size=kernel,
         strides=strides,
@@ -140,6 +139,10 @@ def _pool(node, table, kind: str):
         ceil_mode=ceil_mode,
         count_include_pad=count_include_pad,
     )
+    if not indices:
+        return y
+    flat = op.image.max_pool2d_indices(x, shape_of(y)[2:], kernel, strides, pads, dilations, storage_order)
+    return y, flat
 
 
 @converter("MaxPool", since=1)

@@ -305,6 +305,38 @@ def _legalize_roi_align(bb, call):
     )
 
 
+def _infer_max_pool2d_indices(call, bb):
+    data = _image_arg(call, 0, "data", "(N, C, H, W)")
+    size = call.args[1].struct_info
+    if not isinstance(size, ShapeStructInfo) or size.ndim not in (-1, 2):
+        raise TypeInferenceError(f"{op_label(call)} expects out_size to be a 2-d shape (OH, OW), got {size}")
+    for key, count in (("kernel", 2), ("strides", 2), ("dilations", 2), ("pads", 4)):
+        if len(call.attrs[key]) != count:
+            raise TypeInferenceError(f"{op_label(call)} expects {count} {key}, got {list(call.attrs[key])}")
+    if call.attrs["storage_order"] not in (0, 1):
+        raise TypeInferenceError(
+            f"{op_label(call)} expects storage_order 0 or 1, got {call.attrs['storage_order']}"
+        )
+    if data.shape_values is None or size.values is None:
+        return TensorStructInfo(dtype="int64", ndim=4, vdevice=data.vdevice)
+    return TensorStructInfo((*data.shape_values[:2], *size.values), "int64", vdevice=data.vdevice)
+
+
+def _legalize_max_pool2d_indices(bb, call):
+    a = call.attrs
+    return bb.call_te(
+        _IMAGE.max_pool2d_indices,
+        call.args[0],
+        list(call.args[1].struct_info.values),
+        kernel=list(a["kernel"]),
+        strides=list(a["strides"]),
+        pads=list(a["pads"]),
+        dilations=list(a["dilations"]),
+        storage_order=a["storage_order"],
+        primfunc_name_hint="max_pool2d_indices",
+    )
+
+
 def _legalize_resize2d(bb, call):
     a = call.attrs
     out_dtype = a["out_dtype"]
@@ -434,6 +466,21 @@ register_op(
     },
     description="Pool bilinear samples of (x1, y1, x2, y2) regions of an image into fixed-size "
     "bins (ONNX's RoiAlign).",
+)
+register_op(
+    "relax.image.max_pool2d_indices",
+    2,
+    _infer_max_pool2d_indices,
+    legalize=_legalize_max_pool2d_indices,
+    pattern=OpPatternKind.kOpaque,
+    attrs={
+        "kernel": "(KH, KW)",
+        "strides": "(stride_h, stride_w)",
+        "pads": "(top, left, bottom, right)",
+        "dilations": "(dilation_h, dilation_w)",
+        "storage_order": "0: row-major flat indices, 1: column-major",
+    },
+    description="The flat int64 index of each 2-d max-pooling window's maximum (ONNX MaxPool's Indices).",
 )
 
 
@@ -585,4 +632,29 @@ def roi_align(
     )
 
 
-__all__ = ["col2im", "deform_conv2d", "grid_sample", "grid_sample3d", "resize2d", "roi_align"]
+def max_pool2d_indices(data, out_size, kernel, strides=(1, 1), pads=(0, 0, 0, 0), dilations=(1, 1),
+                       storage_order=0) -> Call:
+    """The flat index into `data` (N, C, H, W) of each 2-d max-pooling window's maximum, shaped
+    (N, C, *out_size) (the pooled size, e.g. of `relax.op.nn.max_pool2d`'s result)."""
+    return Call(
+        Op.get("relax.image.max_pool2d_indices"),
+        [data, ShapeExpr(list(out_size))],
+        {
+            "kernel": tuple(int(v) for v in kernel),
+            "strides": tuple(int(v) for v in strides),
+            "pads": tuple(int(v) for v in pads),
+            "dilations": tuple(int(v) for v in dilations),
+            "storage_order": int(storage_order),
+        },
+    )
+
+
+__all__ = [
+    "col2im",
+    "deform_conv2d",
+    "grid_sample",
+    "grid_sample3d",
+    "max_pool2d_indices",
+    "resize2d",
+    "roi_align",
+]

@@ -171,3 +171,12 @@ def test_roi_align_rejects_adaptive_sampling():
     with pytest.raises(Exception, match="sampling_ratio=0"):
         check_node("RoiAlign", [rand(1, 1, 4, 4), np.zeros((1, 4), "float32"), np.zeros(1, "int64")],
                    {"sampling_ratio": 0}, opset=16)
+
+
+@pytest.mark.parametrize("order", [0, 1])
+def test_max_pool_indices(order):
+    x = rand(2, 3, 5, 6)
+    attrs = {"kernel_shape": [3, 2], "strides": [2, 1], "pads": [1, 0, 0, 1], "storage_order": order}
+    check_node("MaxPool", [x], attrs, opset=12, num_outputs=2)
+    attrs = {"kernel_shape": [2, 2], "dilations": [2, 1], "ceil_mode": 1, "strides": [2, 2]}
+    check_node("MaxPool", [x], attrs, opset=12, num_outputs=2)
