@@ -200,6 +200,8 @@ def resize2d(
     out_dtype: str | None = None,
     scale=None,
     params: te.Tensor | None = None,
+    antialias: bool = False,
+    window=None,
 ) -> te.Tensor:
     """`data` resampled to spatial size `size = (height, width)` (ONNX Resize semantics).
 
@@ -210,6 +212,9 @@ def resize2d(
     the factors a model gave instead of sizes, set the sampling step (ONNX's rule).
     `params`, a 1-d float tensor `(scale_h, scale_w, start_h, start_w, end_h, end_w)`, gives
     the scales and the roi at run time instead (a scale that is not positive: none given).
+    `antialias` (linear and cubic) widens the kernel by 1 / scale when downsampling (ONNX's
+    antialias=1): its taps per axis are `window = (n_h, n_w)` (sizes the VM computes from
+    run-time scales), else derived from the static scales or sizes.
     """
     axes = layout_axes(layout)
     _check("resize method", method, RESIZE_METHODS)
@@ -233,6 +238,23 @@ def resize2d(
     if params is not None:
         scale_h, scale_w = params[0], params[1]
         roi = [params[2], params[3], params[4], params[5]]
+
+    if antialias and method != "nearest_neighbor":
+        support = 1.0 if method == "linear" else 2.0
+        if window is None:
+            import math
+
+            axes_sizes = ((scale_h, in_h, out_h), (scale_w, in_w, out_w))
+            factors = [min(_static_scale(v, i, o), 1.0) for v, i, o in axes_sizes]
+            windows = [(f, -2 * math.floor(-support / f)) for f in factors]
+        else:
+            windows = []
+            for v, i, o, n in ((scale_h, in_h, out_h, window[0]), (scale_w, in_w, out_w, window[1])):
+                given = _e.cast(v, fdt)
+                ratio = _f(o, fdt) / _f(i, fdt)
+                windows.append((_op.min(_e.select(given > 0.0, given, ratio), _e.const(1.0, fdt)), _i64(n)))
+        return _antialiased(data, shape, axes, roi, mode, method, windows, bicubic_alpha, bicubic_exclude,
+                            extrapolation_value, out_dtype, scale_h, scale_w)
 
     def compute(*index):
         in_y = _source_coord(index[ha], in_h, out_h, mode, roi[0], roi[2], fdt, scale_h)
@@ -272,6 +294,88 @@ def resize2d(
         return _e.cast(value, out_dtype)
 
     return te.compute(tuple(shape), compute, name="resize")
+
+
+def _static_scale(scale, in_size, out_size) -> float:
+    """An axis' scale as a Python float: the one given, else the ratio of static sizes."""
+    if isinstance(scale, int | float):
+        return float(scale)
+    if scale is None and isinstance(in_size, _e.IntImm) and isinstance(out_size, _e.IntImm):
+        return int(out_size.value) / int(in_size.value)
+    raise ValueError(
+        "antialiased resize2d needs static scales or sizes, or a window (the taps per axis) with params"
+    )
+
+
+def _antialiased(data, shape, axes, roi, mode, method, windows, alpha, exclude, extrapolation_value,
+                 out_dtype, scale_h, scale_w):
+    """Antialiased linear/cubic resampling (ONNX's antialias=1): along each axis the kernel is
+    stretched by 1 / s (s = min(scale, 1)) and read over a window of n taps (n = 2 ceil(support
+    / s); `windows` holds (s, n) per axis, numbers or run-time expressions) around the source
+    coordinate, edge pixels repeated beyond the image, the weights normalized to sum 1."""
+    ha, wa = axes["H"], axes["W"]
+    in_h, in_w = data.shape[ha], data.shape[wa]
+    out_h, out_w = shape[ha], shape[wa]
+    fdt = _float_dtype(data.dtype)
+    zero = _e.const(0.0, fdt)
+
+    def kernel(t):
+        t = _op.fabs(t)
+        if method == "linear":
+            return _op.max(_e.const(1.0, fdt) - t, zero)
+        a = _e.const(alpha, fdt)
+        near = ((a + 2.0) * t - (a + 3.0)) * t * t + 1.0
+        far = ((a * t - a * 5.0) * t + a * 8.0) * t - a * 4.0
+        return _e.select(t <= 1.0, near, _e.select(t < 2.0, far, zero))
+
+    def coord(o, axis):
+        if axis == 0:
+            return _source_coord(o, in_h, out_h, mode, roi[0], roi[2], fdt, scale_h)
+        return _source_coord(o, in_w, out_w, mode, roi[1], roi[3], fdt, scale_w)
+
+    def tap(o, k, axis):
+        """(input index, weight) of tap k of output index o along axis 0 (H) or 1 (W)."""
+        s, n = windows[axis]
+        size = in_h if axis == 0 else in_w
+        c = coord(o, axis)
+        base = _e.cast(_op.ceil(c), "int64") - 1  # the tap left of c, also when c is integral
+        start = 1 - _floordiv(_i64(n), 2)
+        index = base + start + k
+        w = kernel((_e.cast(index, fdt) - c) * (s if not isinstance(s, float) else _e.const(s, fdt)))
+        if exclude:
+            w = _e.select(_op.any(index < 0, index >= size), zero, w)
+        return index, w
+
+    def weight_total(axis, extent):
+        k = te.reduce_axis((0, windows[axis][1]), name=f"k{axis}")
+
+        def total(o):
+            return te.sum(tap(o, k, axis)[1], axis=k)
+
+        return te.compute((extent,), total, name=f"resize_weights{axis}")
+
+    totals = [weight_total(0, out_h), weight_total(1, out_w)]
+    ry = te.reduce_axis((0, windows[0][1]), name="ry")
+    rx = te.reduce_axis((0, windows[1][1]), name="rx")
+
+    def compute(*index):
+        y, wy = tap(index[ha], ry, 0)
+        x, wx = tap(index[wa], rx, 1)
+        i = list(index)
+        i[ha], i[wa] = _clamp_index(y, in_h), _clamp_index(x, in_w)
+        return te.sum(_e.cast(data(*i), fdt) * wy * wx, axis=[ry, rx])
+
+    out = te.compute(tuple(shape), compute, name="resize_antialias")
+
+    def finish(*index):
+        value = out(*index) / (totals[0][index[ha]] * totals[1][index[wa]])
+        if mode == "tf_crop_and_resize":
+            in_y, in_x = coord(index[ha], 0), coord(index[wa], 1)
+            outside = _op.any(in_y < zero, in_y > _f(in_h - 1, fdt), in_x < zero, in_x > _f(in_w - 1, fdt))
+            value = _e.select(outside, _e.const(extrapolation_value, fdt), value)
+        return _e.cast(value, out_dtype)
+
+    return te.compute(tuple(shape), finish, name="resize")
 
 
 def _exclude_outside(weights, base, size) -> list:

@@ -27,7 +27,8 @@ _MODES = {"nearest": "nearest_neighbor", "linear": "linear", "cubic": "cubic"}
 
 
 def _resize(
-    node, x, scales, sizes, roi, *, mode, coord, nearest, cubic_a, exclude, extrapolation, params=None
+    node, x, scales, sizes, roi, *, mode, coord, nearest, cubic_a, exclude, extrapolation, params=None,
+    antialias=0, window=None,
 ):
     ndim = ndim_of(x)
     if ndim != 4:
@@ -77,6 +78,8 @@ def _resize(
         extrapolation_value=extrapolation,
         scale=scale,
         params=params,
+        antialias=bool(antialias),
+        window=window,
     )
 
 
@@ -161,9 +164,12 @@ def _run_time_resize(node, x, scales, sizes, roi, axes, policy, **attrs):
     else:
         in_chosen = op.take(in_f, relax.const(np.array(chosen, "int64")), axis=0)
         ratios = op.divide(op.astype(sizes, "float64"), in_chosen)
-        one = op.min(ratios) if policy == "not_larger" else op.max(ratios)
-        mask = relax.const(np.array([k in pos for k in range(ndim)]))
-        full = op.where(mask, one, relax.const(1.0, "float64"))
+        if policy == "stretch":  # the output sizes themselves, their ratios the scales
+            full = spread(ratios, 1.0)
+        else:
+            one = op.min(ratios) if policy == "not_larger" else op.max(ratios)
+            mask = relax.const(np.array([k in pos for k in range(ndim)]))
+            full = op.where(mask, one, relax.const(1.0, "float64"))
         out = op.floor(op.add(op.multiply(full, in_f), relax.const(0.5, "float64")))
     dims = [node.importer.fresh_var("size") if k in pos and k >= 2 else shape[k] for k in range(ndim)]
     value = op.tensor_to_shape(op.astype(out, "int64"))
@@ -171,7 +177,17 @@ def _run_time_resize(node, x, scales, sizes, roi, axes, policy, **attrs):
     node.importer.runtime_vars.update(d for d in dims[2:] if isinstance(d, tir.Var))
     scale_hw = op.astype(op.take(full, relax.const(np.array([2, 3], "int64")), axis=0), fdt)
     params = op.concat([scale_hw, _roi_hw(node, roi, chosen, fdt)])
-    return _resize(node, x, None, dims, None, params=params, **attrs)
+    window = None
+    if attrs.get("antialias"):  # taps per axis: 2 ceil(support / min(scale, 1))
+        support = relax.const(1.0 if attrs["mode"] == "linear" else 2.0, "float64")
+        hw = op.take(full, relax.const(np.array([2, 3], "int64")), axis=0)
+        shrink = op.minimum(hw, relax.const(1.0, "float64"))
+        taps = op.multiply(op.ceil(op.divide(support, shrink)), relax.const(2.0, "float64"))
+        window = [node.importer.fresh_var("taps") for _ in range(2)]
+        taps = op.tensor_to_shape(op.astype(taps, "int64"))
+        node.importer.bb.match_cast(taps, relax.ShapeStructInfo(window))
+        node.importer.runtime_vars.update(window)
+    return _resize(node, x, None, dims, None, params=params, window=window, **attrs)
 
 
 def _roi_hw(node, roi, chosen, fdt):
@@ -222,7 +238,10 @@ def resize(node):
     }
     axes, policy = None, "stretch"
     if node.version >= 18:
-        node.expect("antialias", 0, why="(antialiased downsampling) is not supported")
+        if node.attr("antialias"):
+            if mode == "nearest":
+                raise node.unsupported("antialias", 1, "is not defined for mode='nearest'")
+            attrs["antialias"] = 1
         axes = node.attr("axes", None)
         policy = node.attr("keep_aspect_ratio_policy")
     roi = _optional(node, 1)
@@ -236,12 +255,14 @@ def resize(node):
     run_time = isinstance(roi, relax.Expr) or isinstance(scales, relax.Expr)
     if sizes_given and policy != "stretch" and node.known(3) is None:
         run_time = True
+    if attrs.get("antialias") and sizes_given and node.known(3) is None:
+        run_time = True  # the kernel's window follows the run-time sizes
     if run_time:
         if isinstance(scales, np.ndarray):
             scales = relax.const(scales.astype("float32"))
         sizes = None
         if scales is None:
-            if policy == "stretch":  # run-time sizes are the output sizes themselves
+            if policy == "stretch" and not attrs.get("antialias"):  # run-time sizes are the output sizes
                 sizes = _full_axes(node, _sizes(node, x, axes, policy), axes, ndim, None)
                 sizes = [s if s is not None else d for s, d in zip(sizes, shape_of(x))]
                 fdt = "float64" if dtype_of(x) == "float64" else "float32"

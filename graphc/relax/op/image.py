@@ -90,9 +90,16 @@ def _infer_resize2d(call, bb):
         raise TypeInferenceError(
             f"{op_label(call)} expects roi to be 4 floats (start_h, start_w, end_h, end_w), got {list(roi)}"
         )
-    if len(call.args) not in (2, 3):
-        raise TypeInferenceError(f"{op_label(call)} expects 2 or 3 arguments, got {len(call.args)}")
-    if len(call.args) == 3:
+    if len(call.args) not in (2, 3, 4):
+        raise TypeInferenceError(f"{op_label(call)} expects 2 to 4 arguments, got {len(call.args)}")
+    if len(call.args) == 4:
+        window = call.args[3].struct_info
+        if not isinstance(window, ShapeStructInfo) or window.ndim != 2 or not call.attrs.get("antialias"):
+            raise TypeInferenceError(
+                f"{op_label(call)} expects window, its 4th argument, to be a 2-d shape (taps_h, taps_w) "
+                f"of an antialiased resize, got {window}"
+            )
+    if len(call.args) >= 3:
         params = tensor_arg(call, 2, "params")
         _float_arg(call, params, "params")
         dims = params.shape_values
@@ -102,6 +109,12 @@ def _infer_resize2d(call, bb):
                 f"{op_label(call)} expects params to be a 1-d tensor of 6 floats "
                 f"(scale_h, scale_w, start_h, start_w, end_h, end_w), got {params}"
             )
+    if call.attrs.get("antialias") and (call.attrs["method"] == "nearest_neighbor" or len(call.args) == 3):
+        # run-time params need the run-time window (taps per axis) too
+        raise TypeInferenceError(
+            f"{op_label(call)} supports antialias for the linear and cubic methods with static scales "
+            f"(no run-time params), got method {call.attrs['method']!r} with {len(call.args)} arguments"
+        )
     values = size.values
     if values is not None and any(isinstance(d, IntImm) and d.value < 0 for d in values):
         raise TypeInferenceError(f"{op_label(call)} expects a non-negative size, got {size}")
@@ -354,7 +367,9 @@ def _legalize_resize2d(bb, call):
         extrapolation_value=a["extrapolation_value"],
         out_dtype=None if out_dtype in (None, UNKNOWN_DTYPE) else out_dtype,
         scale=a.get("scale"),
-        params=call.args[2] if len(call.args) == 3 else None,
+        params=call.args[2] if len(call.args) >= 3 else None,
+        antialias=bool(a.get("antialias", False)),
+        window=list(call.args[3].struct_info.values) if len(call.args) == 4 else None,
         primfunc_name_hint="resize2d",
     )
 
@@ -390,6 +405,7 @@ register_op(
         "extrapolation_value": "the value outside the roi (tf_crop_and_resize)",
         "out_dtype": "the result dtype; void means data's dtype",
         "scale": "(scale_h, scale_w) given instead of sizes: the sampling step (ONNX), or None",
+        "antialias": "linear and cubic: widen the kernel by 1 / scale when downsampling (ONNX)",
     },
     description="Resize the H and W dimensions of an image to `size`.",
 )
@@ -509,6 +525,8 @@ def resize2d(
     out_dtype: str | None = None,
     scale=None,
     params=None,
+    antialias: bool = False,
+    window=None,
 ) -> Call:
     """`data` resized to `size = (height, width)` (one int or PrimExpr: a square; or a shape value).
 
@@ -516,7 +534,9 @@ def resize2d(
     "tf_crop_and_resize" mode. PyTorch's bicubic interpolation is `cubic_alpha=-0.75`.
     `params`, an optional third argument, is a 1-d float tensor of 6 values computed at run
     time, `(scale_h, scale_w, start_h, start_w, end_h, end_w)`, replacing `scale` and `roi`
-    (a scale that is not positive means none: the sizes' ratio is the step).
+    (a scale that is not positive means none: the sizes' ratio is the step). `antialias`
+    (linear and cubic) widens the kernel when downsampling; with run-time `params` it also
+    takes `window`, the taps per axis `(n_h, n_w)` computed at run time (2 ceil(support / s)).
     """
     if roi is None:
         roi = (0.0,) * 4
@@ -524,7 +544,8 @@ def resize2d(
         roi = (float(roi),) * 4
     return Call(
         Op.get("relax.image.resize2d"),
-        [data, _size_expr(size)] + ([params] if params is not None else []),
+        [data, _size_expr(size)] + ([params] if params is not None else [])
+        + ([_size_expr(window)] if window is not None else []),
         {
             "roi": tuple(float(r) for r in roi),
             "layout": str(layout),
@@ -536,6 +557,7 @@ def resize2d(
             "extrapolation_value": float(extrapolation_value),
             "out_dtype": out_dtype or UNKNOWN_DTYPE,
             **({"scale": tuple(float(s) for s in scale)} if scale is not None else {}),
+            **({"antialias": True} if antialias else {}),
         },
     )
 

@@ -180,3 +180,14 @@ def test_max_pool_indices(order):
     check_node("MaxPool", [x], attrs, opset=12, num_outputs=2)
     attrs = {"kernel_shape": [2, 2], "dilations": [2, 1], "ceil_mode": 1, "strides": [2, 2]}
     check_node("MaxPool", [x], attrs, opset=12, num_outputs=2)
+
+
+@pytest.mark.parametrize("mode", ["linear", "cubic"])
+def test_resize_antialias(mode):
+    x = rand(1, 2, 6, 5)
+    attrs = {"mode": mode, "antialias": 1}
+    for const_inputs in [(2,), ()]:  # constant and run-time scales: the window follows the scale
+        check_node("Resize", [x, None, np.array([1, 1, 0.45, 0.7], "float32")], attrs, opset=18,
+                   const_inputs=const_inputs, rtol=1e-4, atol=1e-5)
+    sizes = np.array([1, 2, 3, 2], "int64")
+    check_node("Resize", [x, None, None, sizes], attrs, opset=18, rtol=1e-4, atol=1e-5)

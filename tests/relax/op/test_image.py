@@ -267,7 +267,7 @@ def test_registry_entries():
     assert sample.pattern == R.op.OpPatternKind.kOpaque and sample.num_inputs == 2
     assert set(resize.info.attrs) == {"roi", "layout", "method", "coordinate_transformation_mode",
                                       "rounding_method", "cubic_alpha", "cubic_exclude",
-                                      "extrapolation_value", "out_dtype", "scale"}
+                                      "extrapolation_value", "out_dtype", "scale", "antialias"}
     assert set(sample.info.attrs) == {"method", "layout", "padding_mode", "align_corners"}
     call = R.op.image.resize2d(R.Var("x", R.TensorStructInfo((1, 1, 2, 2))), 4)
     assert call.attrs["method"] == "linear" and call.attrs["rounding_method"] == "round"
