@@ -54,9 +54,10 @@ def layers():
             return y
 
     class ConvBN(nn.Module):
-        def __init__(self, c, o, k, s, p, relu=True):
+        def __init__(self, c, o, k, s, p, relu=True, groups=1):
             super().__init__()
-            self.conv, self.bn, self.relu = nn.Conv2d(c, o, k, s, p, bias=False), nn.BatchNorm2d(o), relu
+            self.conv = nn.Conv2d(c, o, k, s, p, bias=False, groups=groups)
+            self.bn, self.relu = nn.BatchNorm2d(o), relu
             self.bn.running_mean.uniform_(-0.1, 0.1)
             self.bn.running_var.uniform_(0.5, 1.5)
 
@@ -113,6 +114,11 @@ def layers():
             name = f"{model} conv {k}x{k}/{s} {c}->{o} @{size}"
             out[name] = (model, (lambda c=c, o=o, k=k, s=s, p=p: ConvBN(c, o, k, s, p)), [(1, c, size, size)],
                          c * o * k * k * osz * osz)
+    for c, size, s in [(32, 112, 1), (96, 112, 2), (144, 56, 1), (192, 28, 1), (576, 14, 1), (960, 7, 1)]:
+        osz = (size + 2 - 3) // s + 1  # MobileNetV2's depthwise 3x3 layers (groups = channels)
+        out[f"mobilenet depthwise 3x3/{s} {c} @{size}"] = (
+            "mobilenet", (lambda c=c, s=s: ConvBN(c, c, 3, s, 1, groups=c)), [(1, c, size, size)],
+            c * 9 * osz * osz)
     return out
 
 
@@ -171,7 +177,7 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--repeat", type=int, default=10)
-    parser.add_argument("--only", nargs="*", help="groups: matmul bert vit resnet18 resnet50")
+    parser.add_argument("--only", nargs="*", help="groups: matmul bert vit resnet18 resnet50 mobilenet")
     opts = parser.parse_args(argv)
     import llvmlite.binding as llvm
     import threadpoolctl

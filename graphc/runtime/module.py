@@ -146,19 +146,30 @@ class Module(RuntimeModule):
         self.target = dict(target)
         self.imported_modules: list = []
         self._ll = ll_source
-        self._engine = None
+        self._engines = None  # one MCJIT engine per object file, made on first use
         self._kernels: dict[str, Kernel] = {}
         if load and self.functions:
             self._load()
 
     # -- loading ------------------------------------------------------------------------------
     def _load(self) -> None:
+        """Load each object file into its own MCJIT engine.
+
+        One engine per object, never several objects in one: RuntimeDyld resolves a
+        `R_X86_64_GOTOFF64` relocation (the large code model's way to address a local function
+        or constant) against the first `.got` section it loaded, so in the second object of an
+        engine the address of an outlined parallel body came out wrong and a worker thread
+        jumped into the middle of an instruction (SIGILL). The parts share no symbols (every
+        helper is internal to its part), so separate engines lose nothing."""
         ensure_jit()
-        engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), _jit_target_machine(self.target, False))
+        engines = []
         for obj in self.objects:
+            machine = _jit_target_machine(self.target, False)
+            engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), machine)
             engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
-        engine.finalize_object()
-        self._engine = engine
+            engine.finalize_object()
+            engines.append(engine)
+        self._engines = engines
 
     def get_function(self, name: str) -> Kernel:
         """The kernel called `name`; raises KeyError listing the names when there is none."""
@@ -169,9 +180,15 @@ class Module(RuntimeModule):
         if meta is None:
             names = ", ".join(self.functions) or "none"
             raise KeyError(f"module has no function {name!r}; it has: {names}")
-        if self._engine is None:
+        if self._engines is None:
             self._load()
-        address = self._engine.get_function_address(name)
+        part = meta.get("object")  # which object file defines it (absent: look in each)
+        engines = self._engines if part is None else self._engines[part:part + 1]
+        address = 0
+        for engine in engines:
+            address = engine.get_function_address(name)
+            if address:
+                break
         if not address:
             raise GraphcError(f"function {name!r} is not in the loaded machine code")
         kernel = Kernel(meta, address, owner=self)

@@ -1,5 +1,6 @@
 """CPU default-schedule rules: `Matmul` for GEMM-like kernels, `Conv2d` for convolutions,
-`Attention` for fused attention, `Reduction` for row/column reductions, `Fallback` for
+`Attention` for fused attention, `Window` for depthwise convolutions and pooling, `Reduction`
+for row/column reductions, `Fallback` for
 everything else."""
 
 from .attention import Attention
@@ -7,5 +8,6 @@ from .conv import Conv2d
 from .fallback import Fallback
 from .matmul import Matmul
 from .reduction import Reduction
+from .window import Window
 
-__all__ = ["Attention", "Conv2d", "Fallback", "Matmul", "Reduction"]
+__all__ = ["Attention", "Conv2d", "Fallback", "Matmul", "Reduction", "Window"]

@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import os
 
-import llvmlite.binding as llvm
-
 from ...errors import CodegenError
 from ...runtime.module import Module
 from .. import cache
@@ -67,23 +65,30 @@ def build_llvm(mod, target) -> Module:
 
     A large module is split into one part per core, each its own LLVM module and object file,
     compiled at once: this process compiles one part, worker processes the others
-    (`object_compiler`), and each part has its own object-cache entry.
+    (`object_compiler`), and each part has its own object-cache entry. Each kernel is then
+    generated once, into its own LLVM module, and a part is the linked modules of its kernels.
     """
     info = {"triple": target.triple, "cpu": target.mcpu, "features": ",".join(target.mattr),
             "opt": target.opt_level, "str": str(target)}
-    llmod, metas = codegen_module(mod, target)
-    text = str(llmod)
-    parts = _partition(mod, llmod, parallel_parts()) if len(text) >= PARALLEL_MIN_CHARS else [mod]
-    if len(parts) == 1:
-        obj, ll = compile_ir(text, target)
-        return Module(obj, metas, info, ll)
-    texts, metas = [], []
-    for part in parts:
-        llmod, part_metas = codegen_module(part, target)
-        texts.append(str(llmod))
-        metas += part_metas
-    results = compile_many(texts, target)
-    return Module([obj for obj, _ in results], metas, info, [ll for _, ll in results])
+    from ...tir.function import PrimFunc
+
+    count = parallel_parts()
+    funcs = [(gv, f) for gv, f in mod.items() if isinstance(f, PrimFunc)]
+    if count > 1 and len(funcs) > 1:
+        from ...ir.module import IRModule
+
+        kernels = []  # (IR text, metadata) of each kernel, generated alone
+        for gv, func in funcs:
+            llmod, metas = codegen_module(IRModule({gv: func}), target)
+            kernels.append((str(llmod), metas[0]))
+        if sum(len(text) for text, _ in kernels) >= PARALLEL_MIN_CHARS:
+            parts = _partition([len(text) for text, _ in kernels], count)
+            results = compile_many([[kernels[i][0] for i in part] for part in parts], target)
+            metas = [{**kernels[i][1], "object": index} for index, part in enumerate(parts) for i in part]
+            return Module([obj for obj, _ in results], metas, info, [ll for _, ll in results])
+    llmod, metas = codegen_module(mod, target)  # small enough for one part: one LLVM module
+    obj, ll = compile_ir(str(llmod), target)
+    return Module(obj, metas, info, ll)
 
 
 # Modules whose LLVM IR is shorter than this compile in this process alone: starting a worker
@@ -92,52 +97,38 @@ PARALLEL_MIN_CHARS = 400_000
 
 
 def parallel_parts() -> int:
-    """How many parts a large module is compiled in: `GRAPHC_COMPILE_JOBS` ("auto": the cores
-    this process may use), else 1 (no worker processes).
-
-    Off by default: ResNet-50 compiled in two parts ran into an illegal instruction (SIGILL in
-    a kernel of its first call; one part runs it correctly), not yet understood."""
+    """How many parts a large module is compiled in: `GRAPHC_COMPILE_JOBS` (a count, or "auto"),
+    by default one per core this process may use (1: no worker processes)."""
     setting = os.environ.get("GRAPHC_COMPILE_JOBS", "").strip()
     if setting.isdigit() and int(setting) > 0:
         return int(setting)
-    if setting != "auto":
-        return 1
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:
         return max(1, os.cpu_count() or 1)
 
 
-def _partition(mod, llmod, count: int) -> list:
-    """The PrimFuncs of `mod` in at most `count` modules of about equal LLVM work (the length of
-    each one's LLVM IR in `llmod`, the whole module's: the largest first into the lightest part)."""
-    from ...ir.module import IRModule
-    from ...tir.function import PrimFunc
+def _partition(weights: list[int], count: int) -> list[list[int]]:
+    """The indices of `weights` in at most `count` parts of about equal total weight (the
+    heaviest first into the lightest part), each part in its original order.
 
-    funcs = [(gv, f) for gv, f in mod.items() if isinstance(f, PrimFunc)]
-    if count <= 1 or len(funcs) <= 1:
-        return [mod]
-    names = {f.attrs.get("global_symbol") or gv.name_hint: gv for gv, f in funcs}
-    weight = dict.fromkeys(names.values(), 0)
-    for fn in llmod.functions:  # f, f_compute and its outlined parallel bodies f_compute_...
-        owner = fn.name
-        while owner and owner not in names:
-            owner = owner.rpartition("_")[0]
-        if owner:
-            weight[names[owner]] += len(str(fn))
-    bins = [[0, []] for _ in range(min(count, len(funcs)))]
-    for gv, f in sorted(funcs, key=lambda item: -weight[item[0]]):
+    >>> _partition([5, 1, 4, 2], 2)
+    [[0, 1], [2, 3]]
+    """
+    bins = [[0, []] for _ in range(max(1, min(count, len(weights))))]
+    for i in sorted(range(len(weights)), key=lambda i: -weights[i]):
         lightest = min(bins, key=lambda b: b[0])
-        lightest[0] += weight[gv]
-        lightest[1].append((gv, f))
-    return [IRModule(dict(items)) for _, items in bins if items]
+        lightest[0] += weights[i]
+        lightest[1].append(i)
+    return [sorted(items) for _, items in bins if items]
 
 
-def compile_many(texts: list[str], target) -> list[tuple[bytes, str]]:
-    """`compile_ir` of each text, the cache misses spread over this process and worker processes."""
+def compile_many(texts: list, target) -> list[tuple[bytes, str]]:
+    """`compile_ir` of each text (or list of texts: LLVM modules linked into one), the cache
+    misses spread over this process and worker processes."""
     ensure_llvm()
     resolved = target.resolved()
-    keys = [cache.cache_key(text, resolved) for text in texts]
+    keys = [cache.cache_key(text if isinstance(text, str) else "\n".join(text), resolved) for text in texts]
     results: list = [None] * len(texts)
     for i, key in enumerate(keys):
         hit = cache.load(key)
@@ -174,10 +165,10 @@ def compile_many(texts: list[str], target) -> list[tuple[bytes, str]]:
     return results
 
 
-def _compile_here(text: str, target) -> tuple[bytes, str]:
+def _compile_here(text, target) -> tuple[bytes, str]:
     tm = target_machine_for(target)
     try:
-        llmod = llvm.parse_assembly(text)
+        llmod = object_compiler.parse_linked(text)
         llmod.verify()
     except RuntimeError as err:
         raise CodegenError(f"LLVM rejected the generated IR: {err}") from err

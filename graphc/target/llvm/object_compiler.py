@@ -60,11 +60,23 @@ def optimize(llmod, tm, opt_level: int) -> None:
     pb.getModulePassManager().run(llmod, pb)
 
 
-def compile_text(ir_text: str, triple: str, cpu: str, features: str, opt: int,
+def parse_linked(ir_text):
+    """The LLVM module of `ir_text`, or of a list of texts linked into one (their private and
+    internal names may clash: the linker renames them)."""
+    if isinstance(ir_text, str):
+        return llvm.parse_assembly(ir_text)
+    llmod = llvm.parse_assembly(ir_text[0])
+    for text in ir_text[1:]:
+        llmod.link_in(llvm.parse_assembly(text))
+    return llmod
+
+
+def compile_text(ir_text, triple: str, cpu: str, features: str, opt: int,
                  optimizer=optimize) -> tuple[bytes, str]:
-    """(object code, optimized IR text) of `ir_text`; RuntimeError when LLVM rejects it."""
+    """(object code, optimized IR text) of `ir_text` (a text, or a list of texts to link into
+    one module); RuntimeError when LLVM rejects it."""
     tm = target_machine(triple, cpu, features, opt)
-    llmod = llvm.parse_assembly(ir_text)
+    llmod = parse_linked(ir_text)
     llmod.verify()
     llmod.triple = tm.triple
     llmod.data_layout = str(tm.target_data)

@@ -129,7 +129,7 @@ def _opaque_use(func, buf) -> str | None:
 def compute_inline(func, func_name: str, name: str):
     """Inline block `name` into its consumers; returns the new PrimFunc."""
     from .blocks import access
-    from .scope import check_complete, check_stage_pipeline, is_output_block
+    from .scope import check_complete, check_stage_pipeline, is_output_block, mark_stage_pipeline, root_block
 
     what = f"compute_inline block {name!r}"
     path = find_block_path(func.body, name)
@@ -203,7 +203,10 @@ def compute_inline(func, func_name: str, name: str):
     body = _Inline().visit_stmt(body)
     body = _drop_alloc(body, buf)
     body = _refresh_reads(body, changed, buf)
-    return func.with_body(body)
+    new_func = func.with_body(body)
+    if enclosing_block(path) is root_block(func):  # a stage pipeline (checked above) stays one
+        mark_stage_pipeline(root_block(new_func))
+    return new_func
 
 
 def _is_true(e) -> bool:

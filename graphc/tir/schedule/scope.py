@@ -273,9 +273,34 @@ def _disjoint_access(ana, scope: Block, reader: BlockRealize, writer: BlockReali
     return False
 
 
+# Root blocks known to be stage pipelines without a check: what compute_inline made of a
+# root block that passed it (inlining a producer into its consumers keeps a stage pipeline
+# one, TVM's premise too). id -> the block, held so that the id stays its own; the newest kept.
+_KNOWN_PIPELINES: dict = {}
+_KNOWN_LIMIT = 64
+
+
+def root_block(func) -> Block | None:
+    return func.body.block if isinstance(func.body, BlockRealize) else None
+
+
+def mark_stage_pipeline(block: Block | None) -> None:
+    """Record that `block` (a root block compute_inline just made) is a stage pipeline."""
+    if block is None:
+        return
+    _KNOWN_PIPELINES[id(block)] = block
+    while len(_KNOWN_PIPELINES) > _KNOWN_LIMIT:
+        try:  # another thread may be changing the table: dropping the oldest is best effort
+            _KNOWN_PIPELINES.pop(next(iter(_KNOWN_PIPELINES)), None)
+        except (RuntimeError, StopIteration):
+            break
+
+
 def check_stage_pipeline(func, path: list, what: str) -> Block:
     """The scope block of the block at the end of `path`; raises unless it is a stage pipeline."""
     scope = enclosing_block(path)
+    if _KNOWN_PIPELINES.get(id(scope)) is scope:
+        return scope
     why = stage_pipeline_violation(func, scope)
     if why is not None:
         raise ScheduleError(

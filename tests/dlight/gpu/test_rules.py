@@ -34,7 +34,7 @@ def test_default_rules_follow_tvms_order_for_gpus():
     for target in ("cuda", "opencl"):
         assert [r.name for r in default_rules(target)] == ["Matmul", "GEMV", "Reduction", "GeneralReduction",
                                                            "Fallback"]
-    assert [r.name for r in default_rules("llvm")] == ["Attention", "Matmul", "Conv2d", "Reduction",
+    assert [r.name for r in default_rules("llvm")] == ["Attention", "Matmul", "Conv2d", "Window", "Reduction",
                                                        "Fallback"]
 
 
