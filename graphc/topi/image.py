@@ -1,4 +1,5 @@
-"""Image resampling as TE computes: `resize2d` (ONNX Resize's modes) and `grid_sample` (torch's).
+"""Image resampling as TE computes: `resize2d` (ONNX Resize's modes) and `grid_sample` (torch's);
+also `grid_sample3d`, `col2im` and `deform_conv2d`.
 
 Both work on 4-d images in any ordering of the letters N, C, H and W (`"NCHW"`, `"NHWC"`, ...).
 Coordinates are computed in float32 (float64 for float64 data); every read is clamped into the
@@ -18,8 +19,18 @@ from __future__ import annotations
 from .. import te
 from ..tir import expr as _e
 from ..tir import op as _op
+from ..tir.generic import floordiv as _floordiv
+from ..tir.generic import floormod as _floormod
 
-__all__ = ["grid_sample", "resize2d"]
+__all__ = [
+    "col2im",
+    "deform_conv2d",
+    "grid_sample",
+    "grid_sample3d",
+    "max_pool2d_indices",
+    "resize2d",
+    "roi_align",
+]
 
 RESIZE_METHODS = ("nearest_neighbor", "linear", "cubic")
 COORDINATE_MODES = (
@@ -102,23 +113,35 @@ def _weighted(values, weights):
 # resize2d
 
 
-def _source_coord(x, in_size, out_size, mode: str, start: float, end: float, fdt: str, scale=None):
+def _source_coord(x, in_size, out_size, mode: str, start, end, fdt: str, scale=None):
     """Input coordinate of output index `x` along one axis (ONNX Resize's coordinate modes).
 
     `scale` (output over input size, when the model gave one) replaces the size ratio, as
-    ONNX says: `floor(4 * 0.6) = 2` outputs still sample `1 / 0.6` input pixels apart."""
+    ONNX says: `floor(4 * 0.6) = 2` outputs still sample `1 / 0.6` input pixels apart, and
+    the resized length of "align_corners" and "tf_crop_and_resize" is `4 * 0.6 = 2.4`.
+    A run-time scale (a PrimExpr) that is not positive means "none given". `start` and
+    `end` (the roi, read by "tf_crop_and_resize") are floats or run-time PrimExprs."""
     xf, inf, outf = _f(x, fdt), _f(in_size, fdt), _f(out_size, fdt)
     half = _e.const(0.5, fdt)
     one = _e.const(1.0, fdt)
+    zero = _e.const(0.0, fdt)
     # one rounding only, so that exact .5 coordinates stay exact for nearest-neighbour rounding:
     # (x + 1/2) * in / out as ((2x + 1) * in) / (2 * out) with the products exact in floats;
     # with a scale given, divided by the scale (ONNX's formula)
     two = _e.const(2.0, fdt)
     if scale is None:
+        length = outf
+
         def step(v, doubled):  # v * in / out, v = doubled / 2
             return (doubled * inf) / (two * outf)
     else:
-        factor = _e.const(float(scale), fdt)
+        if isinstance(scale, _e.PrimExpr):
+            given = _e.cast(scale, fdt)
+            factor = _e.select(given > zero, given, outf / inf)
+            length = _e.select(given > zero, inf * given, outf)
+        else:
+            factor = _e.const(float(scale), fdt)
+            length = inf * factor
 
         def step(v, doubled):
             return v / factor
@@ -135,15 +158,15 @@ def _source_coord(x, in_size, out_size, mode: str, start: float, end: float, fdt
     if mode == "tf_half_pixel_for_nn":
         return step(xf + half, two * xf + one)
     if mode == "align_corners":  # a single output pixel samples the first input pixel
-        return xf * (inf - one) / _op.max(outf - one, one)
+        return _e.select(length == one, zero, xf * (inf - one) / _e.select(length == one, one, length - one))
     if mode == "pytorch_half_pixel":
-        return _e.select(out_size > 1, step(xf + half, two * xf + one) - half, _e.const(0.0, fdt))
+        return _e.select(out_size > 1, step(xf + half, two * xf + one) - half, zero)
     span = inf - one  # tf_crop_and_resize: roi gives the crop as fractions of the image
-    s, e = _e.const(start, fdt), _e.const(end, fdt)
+    s, e = _f(start, fdt), _f(end, fdt)
     return _e.select(
-        out_size > 1,
-        s * span + xf * (e - s) * span / _op.max(outf - one, one),
+        length == one,
         half * (s + e) * span,
+        s * span + xf * (e - s) * span / _e.select(length == one, one, length - one),
     )
 
 
@@ -176,6 +199,9 @@ def resize2d(
     extrapolation_value: float = 0.0,
     out_dtype: str | None = None,
     scale=None,
+    params: te.Tensor | None = None,
+    antialias: bool = False,
+    window=None,
 ) -> te.Tensor:
     """`data` resampled to spatial size `size = (height, width)` (ONNX Resize semantics).
 
@@ -184,6 +210,11 @@ def resize2d(
     `bicubic_alpha` is the cubic kernel's parameter (PyTorch uses -0.75); `bicubic_exclude`
     drops the taps outside the image and renormalizes the weights. `scale = (scale_h, scale_w)`,
     the factors a model gave instead of sizes, set the sampling step (ONNX's rule).
+    `params`, a 1-d float tensor `(scale_h, scale_w, start_h, start_w, end_h, end_w)`, gives
+    the scales and the roi at run time instead (a scale that is not positive: none given).
+    `antialias` (linear and cubic) widens the kernel by 1 / scale when downsampling (ONNX's
+    antialias=1): its taps per axis are `window = (n_h, n_w)` (sizes the VM computes from
+    run-time scales), else derived from the static scales or sizes.
     """
     axes = layout_axes(layout)
     _check("resize method", method, RESIZE_METHODS)
@@ -204,6 +235,26 @@ def resize2d(
     fdt = _float_dtype(data.dtype)
 
     scale_h, scale_w = scale if scale else (None, None)
+    if params is not None:
+        scale_h, scale_w = params[0], params[1]
+        roi = [params[2], params[3], params[4], params[5]]
+
+    if antialias and method != "nearest_neighbor":
+        support = 1.0 if method == "linear" else 2.0
+        if window is None:
+            import math
+
+            axes_sizes = ((scale_h, in_h, out_h), (scale_w, in_w, out_w))
+            factors = [min(_static_scale(v, i, o), 1.0) for v, i, o in axes_sizes]
+            windows = [(f, -2 * math.floor(-support / f)) for f in factors]
+        else:
+            windows = []
+            for v, i, o, n in ((scale_h, in_h, out_h, window[0]), (scale_w, in_w, out_w, window[1])):
+                given = _e.cast(v, fdt)
+                ratio = _f(o, fdt) / _f(i, fdt)
+                windows.append((_op.min(_e.select(given > 0.0, given, ratio), _e.const(1.0, fdt)), _i64(n)))
+        return _antialiased(data, shape, axes, roi, mode, method, windows, bicubic_alpha, bicubic_exclude,
+                            extrapolation_value, out_dtype, scale_h, scale_w)
 
     def compute(*index):
         in_y = _source_coord(index[ha], in_h, out_h, mode, roi[0], roi[2], fdt, scale_h)
@@ -243,6 +294,88 @@ def resize2d(
         return _e.cast(value, out_dtype)
 
     return te.compute(tuple(shape), compute, name="resize")
+
+
+def _static_scale(scale, in_size, out_size) -> float:
+    """An axis' scale as a Python float: the one given, else the ratio of static sizes."""
+    if isinstance(scale, int | float):
+        return float(scale)
+    if scale is None and isinstance(in_size, _e.IntImm) and isinstance(out_size, _e.IntImm):
+        return int(out_size.value) / int(in_size.value)
+    raise ValueError(
+        "antialiased resize2d needs static scales or sizes, or a window (the taps per axis) with params"
+    )
+
+
+def _antialiased(data, shape, axes, roi, mode, method, windows, alpha, exclude, extrapolation_value,
+                 out_dtype, scale_h, scale_w):
+    """Antialiased linear/cubic resampling (ONNX's antialias=1): along each axis the kernel is
+    stretched by 1 / s (s = min(scale, 1)) and read over a window of n taps (n = 2 ceil(support
+    / s); `windows` holds (s, n) per axis, numbers or run-time expressions) around the source
+    coordinate, edge pixels repeated beyond the image, the weights normalized to sum 1."""
+    ha, wa = axes["H"], axes["W"]
+    in_h, in_w = data.shape[ha], data.shape[wa]
+    out_h, out_w = shape[ha], shape[wa]
+    fdt = _float_dtype(data.dtype)
+    zero = _e.const(0.0, fdt)
+
+    def kernel(t):
+        t = _op.fabs(t)
+        if method == "linear":
+            return _op.max(_e.const(1.0, fdt) - t, zero)
+        a = _e.const(alpha, fdt)
+        near = ((a + 2.0) * t - (a + 3.0)) * t * t + 1.0
+        far = ((a * t - a * 5.0) * t + a * 8.0) * t - a * 4.0
+        return _e.select(t <= 1.0, near, _e.select(t < 2.0, far, zero))
+
+    def coord(o, axis):
+        if axis == 0:
+            return _source_coord(o, in_h, out_h, mode, roi[0], roi[2], fdt, scale_h)
+        return _source_coord(o, in_w, out_w, mode, roi[1], roi[3], fdt, scale_w)
+
+    def tap(o, k, axis):
+        """(input index, weight) of tap k of output index o along axis 0 (H) or 1 (W)."""
+        s, n = windows[axis]
+        size = in_h if axis == 0 else in_w
+        c = coord(o, axis)
+        base = _e.cast(_op.ceil(c), "int64") - 1  # the tap left of c, also when c is integral
+        start = 1 - _floordiv(_i64(n), 2)
+        index = base + start + k
+        w = kernel((_e.cast(index, fdt) - c) * (s if not isinstance(s, float) else _e.const(s, fdt)))
+        if exclude:
+            w = _e.select(_op.any(index < 0, index >= size), zero, w)
+        return index, w
+
+    def weight_total(axis, extent):
+        k = te.reduce_axis((0, windows[axis][1]), name=f"k{axis}")
+
+        def total(o):
+            return te.sum(tap(o, k, axis)[1], axis=k)
+
+        return te.compute((extent,), total, name=f"resize_weights{axis}")
+
+    totals = [weight_total(0, out_h), weight_total(1, out_w)]
+    ry = te.reduce_axis((0, windows[0][1]), name="ry")
+    rx = te.reduce_axis((0, windows[1][1]), name="rx")
+
+    def compute(*index):
+        y, wy = tap(index[ha], ry, 0)
+        x, wx = tap(index[wa], rx, 1)
+        i = list(index)
+        i[ha], i[wa] = _clamp_index(y, in_h), _clamp_index(x, in_w)
+        return te.sum(_e.cast(data(*i), fdt) * wy * wx, axis=[ry, rx])
+
+    out = te.compute(tuple(shape), compute, name="resize_antialias")
+
+    def finish(*index):
+        value = out(*index) / (totals[0][index[ha]] * totals[1][index[wa]])
+        if mode == "tf_crop_and_resize":
+            in_y, in_x = coord(index[ha], 0), coord(index[wa], 1)
+            outside = _op.any(in_y < zero, in_y > _f(in_h - 1, fdt), in_x < zero, in_x > _f(in_w - 1, fdt))
+            value = _e.select(outside, _e.const(extrapolation_value, fdt), value)
+        return _e.cast(value, out_dtype)
+
+    return te.compute(tuple(shape), finish, name="resize")
 
 
 def _exclude_outside(weights, base, size) -> list:
@@ -358,3 +491,261 @@ def grid_sample(
         return _e.cast(value, data.dtype)
 
     return te.compute(tuple(shape), compute, name="grid_sample")
+
+
+def grid_sample3d(
+    data: te.Tensor,
+    grid: te.Tensor,
+    method: str = "bilinear",
+    padding_mode: str = "zeros",
+    align_corners: bool = False,
+) -> te.Tensor:
+    """A volume `data` (N, C, D, H, W) sampled at the normalized points of `grid`
+    (N, D_out, H_out, W_out, 3), whose last axis holds (x, y, z) in [-1, 1] (ONNX's GridSample
+    and torch's 5-d grid_sample): trilinear ("bilinear") or nearest, with the 2-d version's
+    padding modes. The result is (N, C, D_out, H_out, W_out).
+    """
+    if method not in ("bilinear", "nearest"):
+        raise ValueError(f"unknown 3-d grid_sample method {method!r}; expected 'bilinear' or 'nearest'")
+    _check("padding_mode", padding_mode, PADDING_MODES)
+    align_corners = bool(align_corners)
+    in_d, in_h, in_w = data.shape[2], data.shape[3], data.shape[4]
+    shape = (data.shape[0], data.shape[1], grid.shape[1], grid.shape[2], grid.shape[3])
+    fdt = _float_dtype(data.dtype)
+    zero = _e.const(0.0, data.dtype)
+    sizes = (in_d, in_h, in_w)
+
+    def compute(n, c, d, h, w):
+        point = []
+        for axis, size in zip((2, 1, 0), sizes):  # grid holds x (width) first
+            g = _unnormalize(_e.cast(grid[n, d, h, w, axis], fdt), size, align_corners)
+            point.append(_pad_coord(g, size, padding_mode, align_corners))
+
+        def voxel(coords):
+            """data at float voxel coordinates holding integers; 0 outside the volume."""
+            below = [p <= _f(s, fdt) - 1.0 for p, s in zip(coords, sizes)]
+            inside = _op.all(*[p >= 0.0 for p in coords], *below)
+            index = [_e.cast(_clamp_float(p, _f(s, fdt) - 1.0), "int64") for p, s in zip(coords, sizes)]
+            return _e.cast(_e.select(inside, data(n, c, *index), zero), fdt)
+
+        if method == "nearest":
+            value = voxel([_op.round(p) for p in point])  # half to even, as torch's nearbyint
+        else:
+            base = [_op.floor(p) for p in point]
+            frac = [p - b for p, b in zip(point, base)]
+            value = None
+            for corner in range(8):
+                offsets = [(corner >> (2 - k)) & 1 for k in range(3)]
+                weight = None
+                for t, o in zip(frac, offsets):
+                    factor = t if o else 1.0 - t
+                    weight = factor if weight is None else weight * factor
+                term = voxel([b + float(o) for b, o in zip(base, offsets)]) * weight
+                value = term if value is None else value + term
+        return _e.cast(value, data.dtype)
+
+    return te.compute(shape, compute, name="grid_sample3d")
+
+
+# --------------------------------------------------------------------------------------------
+# col2im
+
+
+def col2im(data: te.Tensor, image_shape, block_shape, strides, dilations, pads) -> te.Tensor:
+    """The blocks of `data` (N, C * prod(block_shape), L) summed back into an image
+    (N, C, *image_shape): im2col's inverse (ONNX's Col2Im), any number of spatial axes.
+
+    Output pixel `p` gathers, for each offset `o` of the block, the block `l` whose element
+    at `o` lands on `p`: `p + pad_begin - o * dilation = l * stride` along every axis. The
+    image and block sizes may be symbolic; `pads` lists the begins then the ends."""
+    nd = len(image_shape)
+    image = [_i64(s) for s in image_shape]
+    block = [_i64(s) for s in block_shape]
+    counts = []  # blocks along each axis
+    for d in range(nd):
+        span = image[d] + pads[d] + pads[nd + d] - (block[d] - 1) * dilations[d] - 1
+        counts.append(_floordiv(span, strides[d]) + 1)
+    kernel = block[0]
+    for b in block[1:]:
+        kernel = kernel * b
+    channels = _floordiv(data.shape[1], kernel)
+    k = te.reduce_axis((0, kernel), name="k")
+    zero = _e.const(0, "int64")
+    shape = (data.shape[0], channels, *image)
+
+    def compute(*index):
+        n, c, pos = index[0], index[1], index[2:]
+        rest = k
+        offsets = []
+        for d in reversed(range(nd)):
+            offsets.append(_floormod(rest, block[d]))
+            rest = _floordiv(rest, block[d])
+        offsets.reverse()
+        valid = []
+        column = zero
+        for d in range(nd):
+            h = _i64(pos[d]) + pads[d] - offsets[d] * dilations[d]
+            q = _floordiv(h, strides[d])
+            valid += [h >= 0, _floormod(h, strides[d]) == 0, q < counts[d]]
+            column = column * counts[d] + _clamp_index(q, counts[d])
+        value = data[n, c * kernel + k, _clamp_index(column, data.shape[2])]
+        return te.sum(_e.select(_op.all(*valid), value, _e.const(0, data.dtype)), axis=k)
+
+    return te.compute(shape, compute, name="col2im")
+
+
+# --------------------------------------------------------------------------------------------
+# deform_conv2d
+
+
+def deform_conv2d(
+    data, weight, offset, mask, strides, pads, dilations, groups: int = 1, offset_groups: int = 1
+):
+    """Deformable 2-d convolution (ONNX's DeformConv): every kernel tap of output pixel (i, j)
+    reads `data` by bilinear interpolation at its regular position plus its learned offset
+    (zero outside the image), scaled by `mask`. `offset` is (N, offset_groups * KH * KW * 2,
+    OH, OW) holding (dy, dx) per tap, `mask` (N, offset_groups * KH * KW, OH, OW); `pads` is
+    (top, left, bottom, right). The result is (N, OC, OH, OW) without bias."""
+    _, channels, in_h, in_w = data.shape
+    out_c, group_c, kh, kw = weight.shape
+    out_h, out_w = offset.shape[2], offset.shape[3]
+    per_group = _floordiv(out_c, groups)
+    per_offset_group = _floordiv(channels, offset_groups)
+    fdt = _float_dtype(data.dtype)
+    rc = te.reduce_axis((0, group_c), name="rc")
+    ry = te.reduce_axis((0, kh), name="ry")
+    rx = te.reduce_axis((0, kw), name="rx")
+    zero = _e.const(0.0, fdt)
+
+    def sample(n, c, y, x):
+        y0, x0 = _op.floor(y), _op.floor(x)
+        ty, tx = y - y0, x - x0
+        total = zero
+        for dy, wy in ((0, 1.0 - ty), (1, ty)):
+            for dx, wx in ((0, 1.0 - tx), (1, tx)):
+                yy, xx = _e.cast(y0, "int64") + dy, _e.cast(x0, "int64") + dx
+                inside = _op.all(yy >= 0, yy < in_h, xx >= 0, xx < in_w)
+                value = _e.cast(data[n, c, _clamp_index(yy, in_h), _clamp_index(xx, in_w)], fdt)
+                total = total + _e.select(inside, value, zero) * wy * wx
+        return total
+
+    def compute(n, o, i, j):
+        c = _floordiv(o, per_group) * group_c + rc
+        tap = _floordiv(c, per_offset_group) * (kh * kw) + ry * kw + rx
+        dy, dx = _e.cast(offset[n, tap * 2, i, j], fdt), _e.cast(offset[n, tap * 2 + 1, i, j], fdt)
+        y = _e.cast(i * strides[0] - pads[0] + ry * dilations[0], fdt) + dy
+        x = _e.cast(j * strides[1] - pads[1] + rx * dilations[1], fdt) + dx
+        term = _e.cast(weight[o, rc, ry, rx], fdt) * _e.cast(mask[n, tap, i, j], fdt) * sample(n, c, y, x)
+        return te.sum(term, axis=[rc, ry, rx])
+
+    out = te.compute((data.shape[0], out_c, out_h, out_w), compute, name="deform_conv2d")
+    if fdt == data.dtype:
+        return out
+    return te.compute(out.shape, lambda *i: _e.cast(out(*i), data.dtype), name="deform_conv2d_cast")
+
+
+# --------------------------------------------------------------------------------------------
+# roi_align
+
+
+def roi_align(data, rois, batch_indices, output_size, spatial_scale: float, sampling_ratio: int,
+              mode: str = "avg", half_pixel: bool = True):
+    """RoiAlign (ONNX's): the average or maximum of `sampling_ratio` x `sampling_ratio`
+    bilinear samples in each of the `output_size` bins of each region `rois[r] = (x1, y1, x2,
+    y2)` of image `batch_indices[r]` of `data` (N, C, H, W); result (R, C, OH, OW).
+
+    `half_pixel` shifts the region by -0.5 pixel; without it a region is at least 1 x 1.
+    A sample beyond one pixel outside the image counts 0; batch indices are clamped into
+    [0, N)."""
+    if mode not in ("avg", "max"):
+        raise ValueError(f"unknown roi_align mode {mode!r}; expected 'avg' or 'max'")
+    if sampling_ratio <= 0:
+        raise ValueError(f"roi_align needs a positive sampling_ratio, got {sampling_ratio}")
+    batch, channels, height, width = data.shape
+    out_h, out_w = output_size
+    fdt = _float_dtype(data.dtype)
+    grid = sampling_ratio
+    iy = te.reduce_axis((0, grid), name="iy")
+    ix = te.reduce_axis((0, grid), name="ix")
+    zero = _e.const(0.0, fdt)
+    one = _e.const(1.0, fdt)
+    hf, wf = _f(height, fdt), _f(width, fdt)
+
+    def axis_taps(v, size, sizef):
+        """(low, high, weight of high) of coordinate v >= 0 along an axis of `size` pixels."""
+        low = _e.cast(_op.floor(v), "int64")
+        edge = low >= size - 1
+        low_c = _e.select(edge, size - 1, low)
+        high = _e.select(edge, size - 1, low + 1)
+        frac = _e.select(edge, zero, v - _op.floor(v))
+        return low_c, high, frac
+
+    def compute(r, c, ph, pw):
+        shift = _e.const(0.5 if half_pixel else 0.0, fdt)
+        scale = _e.const(float(spatial_scale), fdt)
+        start_w = _e.cast(rois[r, 0], fdt) * scale - shift
+        start_h = _e.cast(rois[r, 1], fdt) * scale - shift
+        roi_w = _e.cast(rois[r, 2], fdt) * scale - shift - start_w
+        roi_h = _e.cast(rois[r, 3], fdt) * scale - shift - start_h
+        if not half_pixel:
+            roi_w, roi_h = _op.max(roi_w, one), _op.max(roi_h, one)
+        bin_h, bin_w = roi_h / _f(out_h, fdt), roi_w / _f(out_w, fdt)
+        half = _e.const(0.5, fdt)
+        y = start_h + _f(ph, fdt) * bin_h + (_f(iy, fdt) + half) * bin_h / _f(grid, fdt)
+        x = start_w + _f(pw, fdt) * bin_w + (_f(ix, fdt) + half) * bin_w / _f(grid, fdt)
+        outside = _op.any(y < -one, y > hf, x < -one, x > wf)
+        y0, y1, ly = axis_taps(_op.max(y, zero), height, hf)
+        x0, x1, lx = axis_taps(_op.max(x, zero), width, wf)
+        n = _clamp_index(_e.cast(batch_indices[r], "int64"), batch)
+
+        def at(yy, xx):
+            return _e.cast(data[n, c, yy, xx], fdt)
+
+        terms = [(one - ly) * (one - lx) * at(y0, x0), (one - ly) * lx * at(y0, x1),
+                 ly * (one - lx) * at(y1, x0), ly * lx * at(y1, x1)]
+        if mode == "avg":
+            value = _e.select(outside, zero, terms[0] + terms[1] + terms[2] + terms[3])
+            return te.sum(value / _f(grid * grid, fdt), axis=[iy, ix])
+        value = _e.select(outside, zero, _op.max(_op.max(terms[0], terms[1]), _op.max(terms[2], terms[3])))
+        return te.max(value, axis=[iy, ix])
+
+    out = te.compute((rois.shape[0], channels, out_h, out_w), compute, name="roi_align")
+    if fdt == data.dtype:
+        return out
+    return te.compute(out.shape, lambda *i: _e.cast(out(*i), data.dtype), name="roi_align_cast")
+
+
+# --------------------------------------------------------------------------------------------
+# max_pool2d_indices
+
+
+def max_pool2d_indices(data, out_size, kernel, strides, pads, dilations, storage_order: int = 0):
+    """The flat index into `data` (N, C, H, W) of the maximum of each 2-d max-pooling window
+    (the first on ties; padding never wins): `((n * C + c) * H + h) * W + w`, or with
+    `storage_order=1` (column-major) `((n * C + c) * W + w) * H + h`. `out_size` is the pooled
+    (OH, OW), `pads` (top, left, bottom, right)."""
+    _, channels, height, width = data.shape
+    kh, kw = kernel
+    k = te.reduce_axis((0, kh * kw), name="k")
+
+    def position(o, kk, axis):
+        return o * strides[axis] - pads[axis] + kk * dilations[axis]
+
+    def best(n, c, i, j):
+        h, w = position(i, _floordiv(k, kw), 0), position(j, _floormod(k, kw), 1)
+        inside = _op.all(h >= 0, h < height, w >= 0, w < width)
+        value = data[n, c, _clamp_index(h, height), _clamp_index(w, width)]
+        return te.argmax(value, axis=k, where=inside)
+
+    shape = (data.shape[0], channels, out_size[0], out_size[1])
+    arg = te.compute(shape, best, name="max_pool_arg")
+
+    def flat(n, c, i, j):
+        kk = _e.cast(arg(n, c, i, j), "int64")
+        h, w = position(i, _floordiv(kk, kw), 0), position(j, _floormod(kk, kw), 1)
+        plane = n * channels + c
+        if storage_order:
+            return (plane * width + w) * height + h
+        return (plane * height + h) * width + w
+
+    return te.compute(shape, flat, name="max_pool_indices")

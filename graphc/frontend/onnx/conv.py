@@ -1,5 +1,5 @@
-"""Convolutions and pooling: Conv, ConvTranspose, MaxPool, AveragePool, LpPool and the global
-pools.
+"""Convolutions and pooling: Conv, ConvTranspose, MaxPool, AveragePool, LpPool, the global
+pools and MaxUnpool.
 
 `auto_pad` (SAME_UPPER, SAME_LOWER, VALID) becomes explicit padding computed from the
 input's spatial sizes, which must then be static.
@@ -8,13 +8,13 @@ input's spatial sizes, which must then be static.
 from __future__ import annotations
 
 from ... import relax, tir
-from .common import Emitting, const_like, ndim_of, shape_expr, shape_of, static_shape
+from .common import Emitting, const_like, dtype_of, ndim_of, shape_expr, shape_of, static_shape
 from .registry import converter
 
 op = Emitting(relax.op)
 
 _CONV = {1: op.nn.conv1d, 2: op.nn.conv2d, 3: op.nn.conv3d}
-_CONV_T = {1: op.nn.conv1d_transpose, 2: op.nn.conv2d_transpose}
+_CONV_T = {1: op.nn.conv1d_transpose, 2: op.nn.conv2d_transpose, 3: op.nn.conv3d_transpose}
 _MAX_POOL = {1: op.nn.max_pool1d, 2: op.nn.max_pool2d, 3: op.nn.max_pool3d}
 _AVG_POOL = {1: op.nn.avg_pool1d, 2: op.nn.avg_pool2d, 3: op.nn.avg_pool3d}
 
@@ -126,12 +126,11 @@ def _pool(node, table, kind: str):
     pads = _spatial(node, x, kernel, strides, dilations)
     ceil_mode = bool(node.attr("ceil_mode", 0))
     count_include_pad = bool(node.attr("count_include_pad", 0)) if kind == "avg" else False
-    if kind == "max":
-        if node.attr("storage_order", 0):
-            raise node.unsupported("storage_order", why="(column-major indices) is not supported")
-        if len(node.outputs) > 1 and node.outputs[1]:
-            raise node.error("the Indices output of MaxPool is not supported")
-    return table[nd](
+    indices = kind == "max" and len(node.outputs) > 1 and bool(node.outputs[1])
+    storage_order = node.attr("storage_order", 0) if kind == "max" else 0  # only the Indices read it
+    if indices and nd != 2:
+        raise node.error(f"the Indices output of {nd}-d MaxPool is not supported (2-d is)")
+    y = table[nd](
         x,
         pool_size=kernel,
         strides=strides,
@@ -140,6 +139,10 @@ def _pool(node, table, kind: str):
         ceil_mode=ceil_mode,
         count_include_pad=count_include_pad,
     )
+    if not indices:
+        return y
+    flat = op.image.max_pool2d_indices(x, shape_of(y)[2:], kernel, strides, pads, dilations, storage_order)
+    return y, flat
 
 
 @converter("MaxPool", since=1)
@@ -200,3 +203,45 @@ def global_lp_pool(node):
 
 
 __all__ = ["tir"]
+
+
+@converter("MaxUnpool", since=9)
+def max_unpool(node):
+    """MaxPool's values put back at MaxPool's flat indices of a zero tensor: a scatter into the
+    flattened output of the size the pooling attributes give (an index outside it stops the
+    run), then zero-padded at the end up to `output_shape` (constant or run-time) if given."""
+    x, indices = node.input(0), node.input(1)
+    nd = ndim_of(x) - 2
+    if nd < 1:
+        raise node.error(f"MaxUnpool needs a tensor of rank 3 or more, got rank {nd + 2}")
+    kernel = node.attr("kernel_shape")
+    strides = node.attr("strides", None) or [1] * nd
+    pads = node.attr("pads", None) or [0] * (2 * nd)
+    shape = shape_of(x)
+    inferred = shape[:2] + [
+        (shape[2 + i] - 1) * strides[i] + kernel[i] - pads[i] - pads[nd + i] for i in range(nd)
+    ]
+    total = inferred[0]
+    for d in inferred[1:]:
+        total = total * d
+    flat = op.zeros(shape_expr(node.importer.bind_prims([total], "unpool")), dtype_of(x))
+    count = shape[0]
+    for d in shape[1:]:
+        count = count * d
+    count = shape_expr(node.importer.bind_prims([count], "unpool"))
+    if static_shape(indices) != static_shape(x) or len(shape_of(indices)) != len(shape):
+        raise node.error(f"indices {shape_of(indices)} must have the shape of X {shape}")
+    idx = op.reshape(indices if dtype_of(indices) == "int64" else op.astype(indices, "int64"), count)
+    out = op.scatter_elements(flat, idx, op.reshape(x, count), axis=0)
+    out = op.reshape(out, shape_expr(node.importer.bind_prims(inferred, "unpool")))
+    if not node.has_input(2):
+        return out
+    # a larger output_shape (ONNX's reference): the unpooled values at its start, zeros after
+    target = node.ints(2, "output_shape")
+    if len(target) != nd + 2:
+        raise node.error(f"output_shape has {len(target)} values; it needs {nd + 2}")
+    zero = tir.const(0, "int64")
+    grow = [t - d for t, d in zip(target[2:], inferred[2:])]
+    after = node.importer.bind_prims([zero, zero] + grow, "unpool")
+    fill = relax.const(0, dtype_of(x))
+    return op.nn.dynamic_pad(out, [zero] * (nd + 2), after, fill, "constant")

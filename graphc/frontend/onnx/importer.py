@@ -328,7 +328,8 @@ class GraphImporter:
         initializers = {t.name: t for t in graph.initializer}
         constants = set(initializers) | {o for n in graph.node if n.op_type == "Constant" for o in n.output}
         self.use_dataflow = not any(
-            _needs_statements(n, constants) for n, _ in _walk_nodes(graph, self.opsets, self.functions)
+            _needs_statements(n, constants) or self._has_control_flow(n, o)
+            for n, o in _walk_nodes(graph, self.opsets, self.functions)
         )
         params, weight_params, weight_values = [], [], []
         sequences = []
@@ -372,6 +373,23 @@ class GraphImporter:
                 output = self._body(graph, emit_output=False)
             self.bb.emit_func_output(output)
         return self.bb.get()
+
+    def _has_control_flow(self, proto, opsets) -> bool:
+        """Whether the node is an If/Loop/Scan or expands into a function body holding one (a
+        Relax If cannot sit in a dataflow block)."""
+        if proto.op_type in CONTROL_FLOW:
+            return True
+        domain = normalize_domain(proto.domain)
+        body = self.functions.get((domain, proto.op_type))
+        version = opsets.get(domain)
+        if body is None and version is not None:
+            schema = get_schema(proto.op_type, version, domain)
+            if schema is not None and schema.has_function:
+                if lookup(domain, proto.op_type, schema.since_version) is None:
+                    body = self.schema_function(proto, schema, opsets)
+        if body is None:
+            return False
+        return any(self._has_control_flow(n, opsets) for n, _ in _walk_nodes(body, opsets, self.functions))
 
     def _body(self, graph, emit_output: bool):
         self.convert_nodes(graph.node, self.opsets)

@@ -131,7 +131,7 @@ def reshape(node):
             return Known(data.reshape(dims), node.importer.known_dtype(node.inputs[0]))
         dims = [data.shape[i] if d == 0 else d for i, d in enumerate(dims)]
         return Known(data.reshape(dims), node.importer.known_dtype(node.inputs[0]))
-    x = node.input(0)
+    x = node.importer.refine(node.input(0), "reshape")  # a shape known only at run time: its sizes
     dims = _reshape_dims(node, shape_of(x), node.ints(1, "shape"), bool(allowzero))
     if any(_is_const(d, 0) for d in shape_of(x)):  # nothing to move: an empty tensor of the new shape
         return op.zeros(shape_expr(node.importer.bind_prims(dims, "shape")), dtype_of(x))
@@ -619,7 +619,9 @@ def depth_to_space(node):
 def space_to_depth(node):
     x = node.input(0)
     b = node.attr("blocksize")
+    mode = node.expect("mode", "DCR", "CRD") if node.version >= 28 else "DCR"
     n, c, h, w = shape_of(x)
     t = op.reshape(x, shape_expr([n, c, tir.floordiv(h, b), b, tir.floordiv(w, b), b]))
-    t = op.permute_dims(t, [0, 3, 5, 1, 2, 4])
+    # DCR: the block offsets vary slowest in the output channels; CRD: the input channel does
+    t = op.permute_dims(t, [0, 3, 5, 1, 2, 4] if mode == "DCR" else [0, 1, 3, 5, 2, 4])
     return op.reshape(t, shape_expr([n, c * b * b, tir.floordiv(h, b), tir.floordiv(w, b)]))
