@@ -29,9 +29,15 @@ ALLOWED = {
     "relax": {"ir", "tir", "te", "topi", "target", "runtime", "vm"},
     "frontend": {"ir", "tir", "te", "topi", "relax", "runtime"},
     "script": {"ir", "tir", "te", "topi", "relax", "target", "runtime", "vm", "dlight", "frontend"},
+    # the tuner sits beside the driver: it schedules with dlight and measures through the runtime
+    "tune": {"ir", "tir", "te", "topi", "relax", "target", "runtime", "vm", "dlight"},
 }
 # (importer, imported) pairs allowed only inside a function body (resolved at call time)
-LAZY_ONLY = {("ir", "script")}
+LAZY_ONLY = {
+    ("ir", "script"),
+    # the tuner compiles through the driver (and graphc.build), reports through graphc.progress
+    ("tune", "driver"), ("tune", "progress"), ("tune", "__version__"), ("tune", "graphc"),
+}
 # modules that may import only graphc.errors at module level (everything else loads on first use)
 EAGER_FREE = {"graphc"}
 
