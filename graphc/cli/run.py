@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .common import positive_int
+
 NAME = "run"
 HELP = "run a compiled model (random inputs of the right shapes unless --inputs), time and profile it"
 
@@ -16,24 +18,13 @@ def add_arguments(parser) -> None:
                         help="where to run (default: cpu)")
     parser.add_argument("--print-time", action="store_true",
                         help="time the model: mean, median, max, min and std over --repeat measurements")
-    parser.add_argument("--repeat", type=_positive, default=10, metavar="N",
+    parser.add_argument("--repeat", type=positive_int, default=10, metavar="N",
                         help="measurements for --print-time (default: 10)")
-    parser.add_argument("--number", type=_positive, default=1, metavar="N",
+    parser.add_argument("--number", type=positive_int, default=1, metavar="N",
                         help="calls averaged in each measurement (default: 1)")
     parser.add_argument("--profile", action="store_true", help="print the time of every kernel of one call")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default: 0)")
 
-
-def _positive(text: str) -> int:
-    import argparse
-
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
 
 
 def run(args) -> int:

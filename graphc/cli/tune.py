@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .common import add_model_arguments, shapes_of, target_of, usage_error
+from .common import add_model_arguments, positive_int, positive_seconds, shapes_of, target_of, usage_error
 
 NAME = "tune"
 HELP = ("search faster schedules for a model's kernels (apply the records with "
@@ -11,41 +11,18 @@ HELP = ("search faster schedules for a model's kernels (apply the records with "
 
 def add_arguments(parser) -> None:
     add_model_arguments(parser)
-    parser.add_argument("--trials", type=_positive_int, default=64, metavar="N",
+    parser.add_argument("--trials", type=positive_int, default=64, metavar="N",
                         help="measurements of all kernels together, those already in the records file "
                              "included (default: 64)")
-    parser.add_argument("--timeout", type=_positive_float, default=10.0, metavar="S",
+    parser.add_argument("--timeout", type=positive_seconds, default=10.0, metavar="S",
                         help="seconds one candidate may take to build and run (default: 10)")
-    parser.add_argument("--time-budget", type=_positive_float, metavar="S",
+    parser.add_argument("--time-budget", type=positive_seconds, metavar="S",
                         help="start no new round of measurements after this many seconds")
     parser.add_argument("-o", "--output", metavar="RECORDS", required=True,
                         help="the records file (JSON lines); an existing one is continued")
     parser.add_argument("--plot", metavar="PNG", help="draw the estimated model latency against tuning time")
     parser.add_argument("--seed", type=int, default=0, help="seed of the search (default: 0)")
 
-
-def _positive_int(text: str) -> int:
-    import argparse
-
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    import argparse
-
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text}")
-    return value
 
 
 def run(args) -> int:
