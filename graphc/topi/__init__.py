@@ -10,7 +10,7 @@ operator call into `bb.call_te(topi.X, ...)`. Only `te` and `tir` are used here.
 """
 
 # fmt: off
-from . import generic_op_impl, image, nn  # generic_op_impl: arithmetic operators on te.Tensor
+from . import generic_op_impl, image, image_regions, nn  # generic_op_impl: arithmetic operators on te.Tensor
 from .broadcast import (
     add,
     atan2,

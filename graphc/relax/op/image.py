@@ -29,6 +29,7 @@ from .infer import analyzer_of, attr_dtype, is_const, op_label, provably_differe
 from .registry import Op, OpPatternKind, register_op
 
 _IMAGE = topi.image
+_REGIONS = topi.image_regions
 
 
 def _choice(call, key: str, allowed) -> str:
@@ -226,7 +227,7 @@ def _infer_col2im(call, bb):
 def _legalize_col2im(bb, call):
     a = call.attrs
     return bb.call_te(
-        _IMAGE.col2im,
+        _REGIONS.col2im,
         call.args[0],
         list(call.args[1].struct_info.values),
         list(call.args[2].struct_info.values),
@@ -269,7 +270,7 @@ def _infer_deform_conv2d(call, bb):
 def _legalize_deform_conv2d(bb, call):
     a = call.attrs
     return bb.call_te(
-        _IMAGE.deform_conv2d,
+        _REGIONS.deform_conv2d,
         *call.args,
         strides=list(a["strides"]),
         pads=list(a["pads"]),
@@ -307,7 +308,7 @@ def _infer_roi_align(call, bb):
 def _legalize_roi_align(bb, call):
     a = call.attrs
     return bb.call_te(
-        _IMAGE.roi_align,
+        _REGIONS.roi_align,
         *call.args,
         output_size=tuple(a["output_size"]),
         spatial_scale=a["spatial_scale"],
@@ -338,7 +339,7 @@ def _infer_max_pool2d_indices(call, bb):
 def _legalize_max_pool2d_indices(bb, call):
     a = call.attrs
     return bb.call_te(
-        _IMAGE.max_pool2d_indices,
+        _REGIONS.max_pool2d_indices,
         call.args[0],
         list(call.args[1].struct_info.values),
         kernel=list(a["kernel"]),
