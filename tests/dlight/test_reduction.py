@@ -1,9 +1,13 @@
 """cpu.Reduction: parallel rows, side-by-side accumulators, declining what it does not handle."""
 
 import dlight_programs as P
+import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from graphc import dlight, tir
+import graphc
+from graphc import dlight, te, tir, topi
 
 RULE = dlight.cpu.Reduction()
 
@@ -29,11 +33,35 @@ def test_row_reduction_is_factored_into_vector_partials(kind):
 
 
 @pytest.mark.parametrize("kind", ["sum", "max"])
-def test_row_reduction_that_does_not_split_into_vectors_accumulates_rows_side_by_side(kind):
-    sch = _apply(P.row_reduce, kind=kind, n=256, m=100)
+def test_row_reduction_shorter_than_two_vectors_accumulates_rows_side_by_side(kind):
+    sch = _apply(P.row_reduce, kind=kind, n=1024, m=20)
     assert P.loop_kinds(sch, "S_update") == ["parallel", "serial", "vectorized"]
-    assert [e.value for e in P.loop_extents(sch, "S_update")] == [256 // 64, 100, 64]  # 4 registers
+    assert [e.value for e in P.loop_extents(sch, "S_update")] == [1024 // 64, 20, 64]  # 4 registers
     assert P.loop_kinds(sch, "S_init") == ["parallel", "vectorized"]
+
+
+@pytest.mark.parametrize("kind", ["sum", "max"])
+def test_row_reduction_with_a_tail_factors_its_whole_vectors_and_folds_the_tail_in_after(kind):
+    sch = _apply(P.row_reduce, kind=kind, n=256, m=100)
+    # rows in parallel; per row: 6 vectors of partial results, their fold, then the 4 left over
+    assert P.loop_kinds(sch, "S_k0_rf_update") == ["parallel", "serial", "vectorized"]
+    assert [e.value for e in P.loop_extents(sch, "S_k0_rf_update")] == [256, 6, 16]
+    assert P.loop_kinds(sch, "S_k0") == ["parallel", "serial"]
+    assert P.loop_kinds(sch, "S_k1") == ["parallel", "serial"]
+    assert [e.value for e in P.loop_extents(sch, "S_k1")] == [256, 4]
+    rows = {sch.get_loops(sch.get_block(b))[0].var for b in ("S_k0", "S_k1", "S_k0_rf_update")}
+    assert len(rows) == 1
+
+
+def test_softmax_over_rows_with_a_tail_partitions_its_elementwise_rows():
+    sch = _apply(P.softmax, n=128, m=197)
+    for block in ("M_k10_rf_update", "Z_k20_rf_update"):
+        assert P.loop_kinds(sch, block) == ["parallel", "serial", "vectorized"]
+    # the normalisation: 192 elements as 3 x 64 and the 5 left over, each vectorized, no predicate
+    assert P.loop_kinds(sch, "O_j0") == ["parallel", "serial", "vectorized"]
+    assert [e.value for e in P.loop_extents(sch, "O_j0")] == [128, 3, 64]
+    assert P.loop_kinds(sch, "O_j1") == ["parallel", "vectorized"]
+    assert [e.value for e in P.loop_extents(sch, "O_j1")] == [128, 5]
 
 
 def test_column_sum_vectorizes_along_the_contiguous_axis():
@@ -85,7 +113,7 @@ def test_symbolic_reduce_extent_gets_rows_side_by_side():
 
 
 def test_rows_not_dividing_by_the_lanes_get_a_predicate():
-    sch = _apply(P.row_reduce, n=100, m=100)
+    sch = _apply(P.row_reduce, n=100, m=20)
     realize = sch.get(sch.get_loops(sch.get_block("S_update"))[-1]).body
     assert isinstance(realize.predicate, tir.LT)
 
@@ -133,3 +161,46 @@ def test_layer_norm_statistics_are_both_factored():
     for block in ("S_rf_update", "V_rf_update"):  # the variance also reads the row's mean
         assert P.loop_kinds(sch, block) == ["parallel", "serial", "vectorized"]
     assert P.loop_kinds(sch, "O") == ["parallel", "serial", "vectorized"]
+
+
+def _reduction_program(kind, rows, m):
+    """A row reduction, softmax or layer norm over rows of `m`; `rows` a tuple (a str: symbolic)."""
+    shape = tuple(te.var(r) if isinstance(r, str) else r for r in rows) + (m,)
+    x = te.placeholder(shape, name="x")
+    args = [x]
+    if kind == "softmax":
+        y = topi.nn.softmax(x)
+    elif kind == "layer_norm":
+        g, b = te.placeholder((m,), name="g"), te.placeholder((m,), name="b")
+        y = topi.nn.layer_norm(x, g, b, axis=[-1])
+        args += [g, b]
+    else:
+        k = te.reduce_axis((0, m), "k")
+        op = te.sum if kind == "sum" else te.max
+        y = te.compute(shape[:-1], lambda *i: op(x[(*i, k)], axis=k), name="S")
+    return te.create_prim_func([*args, y])
+
+
+def _run(mod_or_func, arrays, out_shape):
+    out = np.zeros(out_shape, "float32")
+    graphc.build(mod_or_func, target="llvm")["main"](*arrays, out)
+    return out
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    kind=st.sampled_from(["sum", "max", "softmax", "layer_norm"]),
+    rows=st.sampled_from([(1,), (7,), (3, 37), (129,), ("n",), (2, "n")]),
+    m=st.sampled_from([16, 17, 31, 33, 48, 97, 100, 197, 257]),
+    n=st.sampled_from([1, 5, 64]),
+    avx2=st.booleans(),
+)
+def test_random_row_reductions_match_the_unscheduled_build(kind, rows, m, n, avx2):
+    func = _reduction_program(kind, rows, m)
+    sch = RULE.apply(func, P.AVX2 if avx2 else P.AVX512, False)
+    assert isinstance(sch, tir.Schedule)
+    concrete = tuple(n if isinstance(r, str) else r for r in rows)
+    arrays = [P.rand(*concrete, m)] + [P.rand(m) for _ in range(2 if kind == "layer_norm" else 0)]
+    out_shape = concrete if kind in ("sum", "max") else (*concrete, m)
+    want = _run(func, arrays, out_shape)
+    np.testing.assert_allclose(_run(sch.mod, arrays, out_shape), want, rtol=1e-5, atol=1e-5)

@@ -363,9 +363,10 @@ def rfactor(func, func_name: str, name: str, loop_var: Var, factor_axis: int):
     if not (isinstance(rf_loop.min, IntImm) and rf_loop.min.value == 0):
         raise ScheduleError(f"cannot {what}: the loop starts at {rf_loop.min}, rfactor needs a loop from 0")
     _check_init_reached(func, block, realize, loops, what)
+    later = _after_in_nest(loops[0], realize)
     for buf in bufs:
         others = [r.block.name_hint for r in walk(func.body) if isinstance(r, BlockRealize)
-                  and r is not realize and r.block.name_hint != "root"
+                  and r is not realize and r.block.name_hint != "root" and id(r) not in later
                   and buf in write_buffers(r.block)]  # fmt: skip
         if others:
             raise ScheduleError(
@@ -373,7 +374,8 @@ def rfactor(func, func_name: str, name: str, loop_var: Var, factor_axis: int):
                 f"block would run after them"
             )
     check_stage_pipeline(func, path, what)
-    check_reduction(func, path, what)
+    tails = any(id(r) in later and b in write_buffers(r.block) for r in walk(loops[0]) for b in bufs)
+    check_reduction(func, path, what, dominant=not tails)  # a partitioned tail writes it too
     red_loops = [lp for lp in loops if any(uses_var(v, lp.loop_var) for _, v in reduce_)]
     _check_rfactor_loops(loops, realize, spatial, reduce_, what)
     ndim = len(bufs[0].shape)
@@ -479,6 +481,18 @@ def rfactor(func, func_name: str, name: str, loop_var: Var, factor_axis: int):
     scope_body = replace_stmts(scope.body, {top: SeqStmt((rf_stmt, nest))})
     new_scope = scope.replace(body=scope_body, alloc_buffers=scope.alloc_buffers + tuple(rf_bufs))
     return func.with_body(replace_stmts(func.body, {scope: new_scope})), rf_block.name_hint
+
+
+def _after_in_nest(top, realize) -> set:
+    """ids of the blocks after `realize` inside loop `top` (in program order): a reduction's
+    `loop_partition` tail. They run after the write-back block too, which takes `realize`'s place."""
+    found, seen = set(), False
+    for r in walk(top):
+        if r is realize:
+            seen = True
+        elif seen and isinstance(r, BlockRealize):
+            found.add(id(r))
+    return found
 
 
 def _in_order(regions, buffers) -> tuple:
