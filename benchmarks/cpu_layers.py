@@ -85,6 +85,14 @@ def layers():
         def forward(self, x):
             return torch.softmax(x, -1)
 
+    class MaxPool(nn.Module):
+        def __init__(self, k, s, p):
+            super().__init__()
+            self.pool = nn.MaxPool2d(k, s, p)
+
+        def forward(self, x):
+            return self.pool(x)
+
     out = {"matmul 1024^3 (x @ W)": ("matmul", lambda: MatMul(1024), [(1024, 1024)], 1024**3)}
     for model, m in (("bert", 128), ("vit", 197)):
         out[f"{model} layer norm {m}x768 (GB/s)"] = (model, lambda: nn.LayerNorm(768), [(1, m, 768)],
@@ -114,7 +122,13 @@ def layers():
             name = f"{model} conv {k}x{k}/{s} {c}->{o} @{size}"
             out[name] = (model, (lambda c=c, o=o, k=k, s=s, p=p: ConvBN(c, o, k, s, p)), [(1, c, size, size)],
                          c * o * k * k * osz * osz)
-    for c, size, s in [(32, 112, 1), (96, 112, 2), (144, 56, 1), (192, 28, 1), (576, 14, 1), (960, 7, 1)]:
+    for c, size, k, s, p in [(64, 112, 3, 2, 1), (64, 56, 3, 2, 0)]:  # ResNet's, the ONNX models' max pools
+        osz = (size + 2 * p - k) // s + 1
+        out[f"pooling max {k}x{k}/{s} {c} @{size} (GB/s)"] = (
+            "pooling", (lambda k=k, s=s, p=p: MaxPool(k, s, p)), [(1, c, size, size)],
+            -4 * c * (size * size + osz * osz))
+    for c, size, s in [(32, 112, 1), (96, 112, 2), (144, 56, 1), (144, 56, 2), (192, 28, 1), (192, 28, 2),
+                       (576, 14, 1), (576, 14, 2), (960, 7, 1)]:
         osz = (size + 2 - 3) // s + 1  # MobileNetV2's depthwise 3x3 layers (groups = channels)
         out[f"mobilenet depthwise 3x3/{s} {c} @{size}"] = (
             "mobilenet", (lambda c=c, s=s: ConvBN(c, c, 3, s, 1, groups=c)), [(1, c, size, size)],
@@ -177,7 +191,8 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--repeat", type=int, default=10)
-    parser.add_argument("--only", nargs="*", help="groups: matmul bert vit resnet18 resnet50 mobilenet")
+    groups = "matmul bert vit resnet18 resnet50 mobilenet pooling"
+    parser.add_argument("--only", nargs="*", help=f"groups: {groups}")
     opts = parser.parse_args(argv)
     import llvmlite.binding as llvm
     import threadpoolctl

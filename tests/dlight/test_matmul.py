@@ -95,6 +95,41 @@ def test_prime_and_skinny_shapes(m, n, k, target):
     check_against_unscheduled(func, _apply(func, target).mod)
 
 
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    lead=st.sampled_from([(1,), (1, 1)]),
+    m=st.sampled_from([5, 7, 13, 197]),
+    n=st.integers(1, 70),
+    transposed=st.booleans(),
+    epilogue=st.sampled_from(EPILOGUES),
+)
+def test_activation_rows_under_unit_axes_match_the_unscheduled_build(lead, m, n, transposed, epilogue):
+    """A linear layer on (1, tokens, features), as in ViT (197 tokens: a guarded last row tile):
+    the unit axes of A's rows are left out of the row fuse, which keeps the bindings affine."""
+    k = 24
+    A = te.placeholder((*lead, m, k), name="A")
+    B = te.placeholder((n, k) if transposed else (k, n), name="B")
+    r = te.reduce_axis((0, k), "r")
+    def b_at(j):
+        return B[j, r] if transposed else B[r, j]
+
+    C = te.compute((*lead, m, n), lambda *i: te.sum(A(*i[:-1], r) * b_at(i[-1]), axis=r), name="C")
+    out = topi.nn.gelu(C) if epilogue == "bias_gelu" else C
+    func = te.create_prim_func([A, B, out])
+    check_against_unscheduled(func, _apply(func).mod)
+
+
+def test_vit_linear_layer_gets_the_micro_kernel():
+    A, W = te.placeholder((1, 197, 768), name="A"), te.placeholder((768, 768), name="W")
+    r = te.reduce_axis((0, 768), "r")
+    C = te.compute((1, 197, 768), lambda b, i, j: te.sum(A[b, i, r] * W[j, r], axis=r), name="C")
+    sch = _apply(te.create_prim_func([A, W, C]))
+    # 32 tiles of 6 rows, then the last 5 rows peeled; the unit batch loop stays outermost
+    for part in ("C_update_i_00", "C_update_i_01"):
+        kinds = [sch.get(lp).kind.value for lp in sch.get_loops(sch.get_block(part))]
+        assert kinds[:2] == ["serial", "parallel"] and kinds[-3:] == ["unroll", "unroll", "vectorized"]
+
+
 def test_symbolic_rows_run_at_any_size():
     func = matmul_program(0, 96, 48, epilogue="bias_gelu", m_var=True)
     mod = _apply(func).mod

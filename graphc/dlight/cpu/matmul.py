@@ -177,6 +177,10 @@ class Matmul(ScheduleRule):
         return sch
 
 
+def _is_unit(extent) -> bool:
+    return isinstance(extent, IntImm) and extent.value == 1
+
+
 def sampled(sch: Schedule) -> bool:
     """Whether a sampler other than the default takes the schedule's decisions (a tuner's)."""
     return not getattr(sch.sampler, "is_default", False)
@@ -287,6 +291,13 @@ def schedule_gemm(sch: Schedule, block: BlockRV, roles: GemmRoles, target, layou
     col = loops[roles.j_var]
     n_0, n_1, n_2 = sch.split(col, [None, tile.nv, tile.lanes])
     m_0 = m_1 = None
+    units = []
+    if m_ext is not None and m_ext % tile.mr and len(rows) > 1:
+        # a last tile of fewer rows is guarded: a unit row loop (ViT's batch of 1, 197 tokens) fused
+        # in would be bound through a division by the rows under that guard, not an affine binding
+        units = [lp for lp in rows if _is_unit(sch.get(lp).extent)]
+        units = units if len(units) < len(rows) else []
+        rows = [lp for lp in rows if not any(lp is u for u in units)]
     if rows:
         row = rows[0] if len(rows) == 1 else sch.fuse(*_in_loop_order(sch, block, rows))
         m_0, m_1 = sch.split(row, [None, tile.mr])
@@ -305,7 +316,8 @@ def schedule_gemm(sch: Schedule, block: BlockRV, roles: GemmRoles, target, layou
         k_0, k_1 = sch.split(reduce[0], [None, kc])
         reduce = [k_1]
     tile_loops = ([m_1] if m_1 is not None else []) + [n_1, n_2]
-    outer = [*batch, n_0, *([chunk] if chunk else []), *([k_0] if k_0 else []), *([m_0] if m_0 else [])]
+    outer = [*units, *batch, n_0, *([chunk] if chunk else []), *([k_0] if k_0 else [])]
+    outer += [m_0] if m_0 else []
     sch.reorder(*outer, *reduce, *tile_loops)
     anchor = m_0 if m_0 is not None and k_0 is None else (chunk or n_0)
     for blk in epilogue:
