@@ -1,0 +1,318 @@
+"""Loops run by the VM: an ONNX loop body as a private Relax function, called by `vm.builtin.loop`.
+
+A `Loop` whose trip count or condition is known only at run time (and a `Scan` over a length
+known only at run time) becomes
+
+    main:       res = R.call_pure_packed("vm.builtin.loop", cls.loop_body, n_carried, n_scan,
+                                         where, scan_specs, has_trip, M, has_cond, cond,
+                                         *initial_carried, *captured, sinfo_args=...)
+    loop_body:  (iteration, condition, *carried, *captured[, outer_sizes]) ->
+                    (condition, *carried, *scanned)
+
+The body function is converted from the ONNX subgraph once. The outer values it reads
+(captured by name in ONNX) become parameters, and so do the symbolic sizes of the enclosing
+function it uses (one `R.Shape` parameter). A carried value whose shape changes from one
+iteration to the next gets a parameter of new symbolic sizes (one per axis). The results in
+`main` are known by rank and dtype only, and get new symbolic sizes by a `match_cast`.
+"""
+
+from __future__ import annotations
+
+import onnx
+
+from ... import relax, tir
+from ...ir.structural import structural_equal
+from ...relax.analysis.vars import free_symbolic_vars
+from .common import Emitting
+
+op = Emitting(relax.op)
+_LIMIT_ATTEMPTS = 3  # body conversions: one more for each generalization of carried shapes
+
+
+def outer_names(graph) -> list[str]:
+    """The names a subgraph (with its nested subgraphs) reads but does not define, in order."""
+    defined, used = set(), {}
+
+    def walk(g):
+        defined.update(i.name for i in g.input)
+        defined.update(t.name for t in g.initializer)
+        for n in g.node:
+            for name in n.input:
+                if name:
+                    used.setdefault(name, None)
+            defined.update(o for o in n.output if o)
+            for a in n.attribute:
+                if a.type == onnx.AttributeProto.GRAPH:
+                    walk(a.g)
+                elif a.type == onnx.AttributeProto.GRAPHS:
+                    for sub in a.graphs:
+                        walk(sub)
+        for o in g.output:
+            used.setdefault(o.name, None)
+
+    walk(graph)
+    return [name for name in used if name not in defined]
+
+
+def _general(sinfo: relax.TensorStructInfo, importer, hint: str) -> relax.TensorStructInfo:
+    """`sinfo` with every size a new symbolic variable (rank and dtype kept)."""
+    return relax.TensorStructInfo([importer.fresh_var(hint) for _ in range(sinfo.ndim)], sinfo.dtype)
+
+
+def _is_general(sinfo) -> bool:
+    dims = sinfo.shape_values
+    return dims is not None and all(isinstance(d, tir.Var) for d in dims) and len(set(dims)) == len(dims)
+
+
+def _tensor_sinfo(node, value, what: str) -> relax.TensorStructInfo:
+    sinfo = value.struct_info
+    if not isinstance(sinfo, relax.TensorStructInfo) or sinfo.ndim < 0:
+        raise node.error(f"{what} is {sinfo}; a loop run at run time carries tensors of known rank only")
+    if sinfo.shape_values is None:
+        return _general(sinfo, node.importer, "carried")
+    return sinfo
+
+
+class LoopBody:
+    """One conversion of the body subgraph into a Relax function: `func`, the outer values its
+    extra parameters take (`captured_args`), and its result's struct info `ret`
+    (condition, carried..., scanned...)."""
+
+    def __init__(self, node, graph, specs: list, prologue=None, has_cond: bool = True):
+        """`specs` gives the leading parameters as (body input name or None, name hint, struct
+        info); `prologue(params, bindings)` may bind more body inputs from them (Scan's
+        slices) before the body is converted. Without `has_cond` (Scan) the body's outputs
+        are the carried and scanned values only, and the condition is always true."""
+        from .importer import Known, sanitize
+
+        importer = node.importer
+        self.params, bindings = [], {}
+        for name, hint, sinfo in specs:
+            var = relax.Var(sanitize(hint), sinfo)
+            self.params.append(var)
+            if name is not None:
+                bindings[name] = var
+        self.captured_args = []
+        for name in outer_names(graph):
+            if name in bindings or not importer.is_defined(name):
+                continue
+            value = importer.lookup_value(name)
+            if isinstance(value, Known):  # a fresh copy: the body must not reuse main's bindings
+                bindings[name] = Known(value.array, value.dtype)
+            elif value is None:
+                bindings[name] = None
+            elif isinstance(value, list):
+                elements = []
+                for k, element in enumerate(value):
+                    element = importer.output_value_of(element, name)
+                    var = relax.Var(f"{sanitize(name)}_{k}", element.struct_info)
+                    self.params.append(var)
+                    self.captured_args.append(element)
+                    elements.append(var)
+                bindings[name] = elements
+            else:
+                var = relax.Var(sanitize(name), value.struct_info)
+                self.params.append(var)
+                self.captured_args.append(value)
+                bindings[name] = var
+        bb = importer.bb
+        bb.begin_scope()
+        importer.branch_depth += 1
+        try:
+            if prologue is not None:
+                prologue(self.params, bindings)
+            values = importer.graph_outputs(graph, bindings)
+            outs = [importer.output_value_of(v, o.name) for v, o in zip(values, graph.output)]
+            if has_cond:
+                cond = outs.pop(0)
+                if cond.struct_info.ndim != 0:
+                    cond = op.reshape(cond, relax.ShapeExpr([]))
+                if cond.struct_info.dtype != "bool":
+                    cond = op.astype(cond, "bool")
+            else:
+                cond = relax.const(True, "bool")
+            for v, o in zip(outs, graph.output[1 if has_cond else 0 :]):
+                if not isinstance(v.struct_info, relax.TensorStructInfo):
+                    raise node.error(
+                        f"body output {o.name!r} is a sequence or an optional: a loop run at "
+                        "run time carries and scans tensors only"
+                    )
+            result = bb.emit(relax.Tuple([cond, *outs]))
+        except BaseException:
+            importer.branch_depth -= 1
+            bb.discard_scope()
+            raise
+        importer.branch_depth -= 1
+        body = relax.SeqExpr(bb.end_scope(), result)
+        sizes = _free_sizes(self.params, body)
+        if sizes:  # the enclosing function's sizes the body uses: one shape parameter
+            var = relax.Var("outer_sizes", relax.ShapeStructInfo(sizes))
+            self.params.append(var)
+            self.captured_args.append(relax.ShapeExpr(sizes))
+        self.func = bb.normalize(relax.Function(self.params, body, None, True, {}))
+        self.ret = self.func.body.struct_info
+
+
+def _free_sizes(params, body) -> list:
+    probe = relax.Function(params, body, None, True, {})
+    return free_symbolic_vars(probe)
+
+
+def run_time_loop(node, graph, carried: list):
+    """A Loop as a call of `vm.builtin.loop` on a body function added to the module."""
+    importer = node.importer
+    initial = []
+    for k, value in enumerate(carried):
+        if value is None or isinstance(value, list):
+            raise node.error(
+                f"loop-carried value {k} is a sequence or an optional: a loop run at run "
+                "time carries tensors only"
+            )
+        initial.append(importer.output_value_of(value, "carried"))
+    names = [i.name for i in graph.input]
+    specs = [
+        (names[0], "iteration", relax.TensorStructInfo([], "int64")),
+        (names[1], "cond", relax.TensorStructInfo([], "bool")),
+    ]
+    for k, (name, value) in enumerate(zip(names[2:], initial)):
+        specs.append((name, name, _tensor_sinfo(node, value, f"loop-carried value {k}")))
+    given = [s[2] for s in specs]
+    body = converged_body(node, graph, specs, range(2, len(specs)))
+    kept = [g if g is s[2] else None for g, s in list(zip(given, specs))[2:]]  # shapes main knows
+    trip = (1, node.input(0)) if node.has_input(0) else (0, relax.const(0, "int64"))
+    cond = (1, node.input(1)) if node.has_input(1) else (0, relax.const(True, "bool"))
+    return call_loop(node, body, kept, [*trip, *cond], initial)
+
+
+def run_time_scan(node, graph, states: list, xs: list, in_axes, in_dirs, out_axes, out_dirs):
+    """A Scan as a call of `vm.builtin.loop`: the trip count is the scanned length, and the
+    body function takes iteration `i`'s slice of each scan input (inputs scanned backwards
+    are reversed once before the loop; outputs likewise after it)."""
+    importer = node.importer
+    states = [importer.output_value_of(v, "state") for v in states]
+    for k, s in enumerate(states):
+        if not isinstance(s.struct_info, relax.TensorStructInfo):
+            raise node.error(f"scan state {k} is a sequence or an optional: graphc scans tensors only")
+    xs = [importer.emit(op.flip(x, axis=a)) if d else x for x, a, d in zip(xs, in_axes, in_dirs)]
+    names = [i.name for i in graph.input]
+    n_state = len(states)
+    specs = [
+        (None, "iteration", relax.TensorStructInfo([], "int64")),
+        (None, "cond", relax.TensorStructInfo([], "bool")),
+    ]
+    for k, (name, value) in enumerate(zip(names[:n_state], states)):
+        specs.append((name, name, _tensor_sinfo(node, value, f"scan state {k}")))
+    for k, x in enumerate(xs):
+        specs.append((None, f"scanned_{k}", x.struct_info))
+    given = [s[2] for s in specs]
+
+    def prologue(params, bindings):
+        i = params[0]
+        for k, (name, a) in enumerate(zip(names[n_state:], in_axes)):
+            x = params[2 + n_state + k]
+            bindings[name] = importer.emit(op.take(x, i, axis=a))
+
+    carried = range(2, 2 + n_state)
+    body = converged_body(node, graph, specs, carried, prologue, has_cond=False)
+    kept = [g if g is s[2] else None for g, s in list(zip(given, specs))[2 : 2 + n_state]]
+    length = shape_of_axis(xs[0], in_axes[0])
+    trip = importer.emit(op.shape_to_tensor(relax.ShapeExpr([length])))
+    control = [1, trip, 0, relax.const(True, "bool")]
+    # the scanned inputs go first among the captured values: the body takes them after the states
+    outputs = list(call_loop(node, body, kept, control, states + xs))
+    for k, (axis, direction) in enumerate(zip(out_axes, out_dirs)):
+        value = outputs[n_state + k]
+        if direction:
+            value = importer.emit(op.flip(value, axis=0))
+        rank = value.struct_info.ndim
+        axis = axis % rank
+        if axis:
+            order = list(range(1, axis + 1)) + [0] + list(range(axis + 1, rank))
+            value = importer.emit(op.permute_dims(value, order))
+        outputs[n_state + k] = value
+    return tuple(outputs)
+
+
+def shape_of_axis(x, axis: int):
+    return x.struct_info.shape_values[axis]
+
+
+def converged_body(node, graph, specs: list, carried, prologue=None, has_cond: bool = True) -> LoopBody:
+    """The body converted with carried parameters (the `specs` at positions `carried`) general
+    enough for every iteration: a carried value whose result shape differs from its
+    parameter's gets new symbolic sizes, and the body is converted again."""
+    importer = node.importer
+    for _ in range(_LIMIT_ATTEMPTS):
+        body = LoopBody(node, graph, specs, prologue, has_cond)
+        changed = False
+        for k, slot in enumerate(carried):
+            name, hint, sinfo = specs[slot]
+            out = body.ret.fields[1 + k]
+            if (
+                not isinstance(out, relax.TensorStructInfo)
+                or out.dtype != sinfo.dtype
+                or out.ndim != sinfo.ndim
+            ):
+                raise node.error(
+                    f"loop-carried value {k} enters the body as {sinfo} and leaves it as "
+                    f"{out}: its dtype and rank must stay the same"
+                )
+            if not _is_general(sinfo) and not structural_equal(out, sinfo, map_free_vars=False):
+                specs[slot] = (name, hint, _general(sinfo, importer, "carried"))
+                changed = True
+        if not changed:
+            return body
+    raise node.error("the shapes of the loop-carried values do not settle")  # pragma: no cover
+
+
+def call_loop(node, body: LoopBody, kept: list, control: list, initial: list):
+    """Emit the `vm.builtin.loop` call in the current block; the carried results (of the
+    struct info `kept` gives, where not None) and the stacked scan outputs, each with new
+    symbolic sizes where they are not known."""
+    from .importer import sanitize
+
+    importer = node.importer
+    gv = importer.bb.add_func(body.func, f"{sanitize(node.name or 'loop')}_body")
+    fields = body.ret.fields
+    n_carried = len(kept)
+    n_scan = len(fields) - 1 - n_carried
+    specs, out_sinfos = [], []
+    for k in range(n_carried):
+        out_sinfos.append(relax.TensorStructInfo(dtype=fields[1 + k].dtype, ndim=fields[1 + k].ndim))
+    for sinfo in fields[1 + n_carried :]:
+        dims = sinfo.shape_values or [None] * sinfo.ndim
+        text = ",".join(str(int(d.value)) if isinstance(d, tir.IntImm) else "?" for d in dims)
+        specs.append(f"{sinfo.dtype}:{text}")
+        out_sinfos.append(relax.TensorStructInfo(dtype=sinfo.dtype, ndim=sinfo.ndim + 1))
+    args = [
+        gv,
+        relax.PrimValue(n_carried),
+        relax.PrimValue(n_scan),
+        relax.StringImm(node.where),
+        relax.StringImm(";".join(specs)),
+    ]
+    for i, value in enumerate(control):
+        args.append(relax.PrimValue(value) if i % 2 == 0 else value)
+    args += list(initial) + list(body.captured_args)
+    call = relax.op.call_pure_packed("vm.builtin.loop", *args, sinfo_args=relax.TupleStructInfo(out_sinfos))
+    result = importer.emit(call)
+    outputs = []
+    for k in range(n_carried + n_scan):
+        value = importer.emit(relax.TupleGetItem(result, k))
+        inner = fields[1 + k]
+        if k < n_carried and kept[k] is not None and kept[k].shape_values is not None:
+            outputs.append(importer.bb.match_cast(value, kept[k]))
+        elif k >= n_carried and _static(inner):
+            dims = [importer.fresh_var("trips")] + list(inner.shape_values)
+            outputs.append(importer.bb.match_cast(value, relax.TensorStructInfo(dims, inner.dtype)))
+        else:
+            outputs.append(importer.refine(value, "loop"))
+    return tuple(outputs)
+
+
+def _static(sinfo) -> bool:
+    dims = sinfo.shape_values
+    return dims is not None and all(isinstance(d, tir.IntImm) for d in dims)
+
+
+__all__ = ["LoopBody", "call_loop", "converged_body", "outer_names", "run_time_loop", "run_time_scan"]
