@@ -242,7 +242,9 @@ def converged_body(node, graph, specs: list, carried, prologue=None, has_cond: b
     enough for every iteration: a carried value whose result shape differs from its
     parameter's gets new symbolic sizes, and the body is converted again."""
     importer = node.importer
+    module = importer.bb.get()
     for _ in range(_LIMIT_ATTEMPTS):
+        before = set(module.functions)
         body = LoopBody(node, graph, specs, prologue, has_cond)
         changed = False
         for k, slot in enumerate(carried):
@@ -262,6 +264,8 @@ def converged_body(node, graph, specs: list, carried, prologue=None, has_cond: b
                 changed = True
         if not changed:
             return body
+        for gv in set(module.functions) - before:  # nested loops' bodies of the attempt thrown away
+            del module[gv]
     raise node.error("the shapes of the loop-carried values do not settle")  # pragma: no cover
 
 

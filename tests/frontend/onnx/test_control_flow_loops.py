@@ -359,3 +359,32 @@ def test_a_loop_without_trip_count_or_condition_is_refused():
     model = make_model([node], [("x", None, [2])], [("y", F, [2])])
     with pytest.raises(graphc.errors.FrontendError, match="Loop node 'forever'.*never ends"):
         from_onnx(model)
+
+
+def test_nested_loop_in_a_body_converted_again_leaves_no_stray_function():
+    """The outer carried value grows, so the outer body is converted twice; the inner loop's
+    body function of the first conversion is dropped."""
+    inner = helper.make_graph(
+        [helper.make_node("Identity", ["c_in"], ["c_out"]), helper.make_node("Add", ["a", "one"], ["a_out"])],
+        "inner",
+        [info("j", I64, []), info("c_in", B, []), info("a", F, ["n"])],
+        [info("c_out", B, []), info("a_out", F, ["n"])],
+    )
+    outer = _body(
+        [
+            helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+            helper.make_node("Loop", ["i", "cond_in", "v"], ["w"], body=inner),
+            helper.make_node("Concat", ["w", "x"], ["v_out"], axis=0),
+        ],
+        [("v", ["n"])],
+    )
+    one = helper.make_node("Constant", [], ["one"], value=helper.make_tensor("one", F, [], [1.0]))
+    node = helper.make_node("Loop", ["M", "go", "v0"], ["v"], body=outer)
+    model = make_model(
+        [one, node],
+        [("M", np.int64, []), ("go", np.bool_, []), ("v0", None, [2]), ("x", None, [1])],
+        [("v", F, ["k"])],
+    )
+    mod = from_onnx(model)
+    assert len([gv for gv in mod.functions if gv.name_hint.endswith("_body")]) == 2
+    check_model(model, [np.array(4, "int64"), np.array(True), rand(2), rand(1, seed=1)])
