@@ -216,7 +216,8 @@ does not compile (`sess.cache_hit`). The cache lives in `cache_dir`, else
   length known only at run time, or more iterations) runs as a loop in the VM; see *Loops run
   by the VM* below. Sequences (`SequenceConstruct`, `SequenceAt`, `SplitToSequence`,
   `ConcatFromSequence`, `SequenceEmpty/Insert/Erase/Length`, `SequenceMap`) are Relax tuples
-  whose length is fixed at import; `Optional` is an empty tuple or the value itself.
+  whose length is fixed at import (or, where it is known only at run time, VM tuples; see
+  below); `Optional` is an empty tuple or the value itself.
 - **Data types.** bool, int8..int64, uint8..uint64, float16, bfloat16, float32 and float64 are
   graphc dtypes. The narrow formats (float8 E4M3FN/E4M3FNUZ/E5M2/E5M2FNUZ, float4 E2M1, int4,
   uint4, int2, uint2) are held in a wider storage dtype (the float formats as their uint8 bit
@@ -284,11 +285,15 @@ pays off for a model run hundreds of times, but its compile time and IR grow wit
 count; graphc unrolls up to 16 iterations (`UNROLL_LIMIT` in `control_flow.py`), where compile
 time stays near 0.1 s, and loops in the VM beyond.
 
-Not yet: loop-carried sequences and optionals (`test_loop13_seq`, `test_loop16_seq_none`: a
-sequence whose length changes at run time would need a run-time sequence value), and
-`SplitToSequence` with a scalar split computed at run time (the number of pieces is known only
-at run time). Loops run on the CPU (the builtin makes the iteration number and condition on
-the host).
+A sequence carried through such a loop (`SequenceInsert` onto it each iteration), and a
+`SplitToSequence` with a scalar split computed at run time, have a length known only at run
+time: they are Relax values of `ObjectStructInfo` (tuples in the VM) that the
+`vm.builtin.sequence_*` builtins (`graphc/vm/sequence.py`) insert into, erase from, index,
+measure and concatenate; the importer remembers their elements' dtype and rank (the body is
+converted again when the rank of a carried sequence's elements changes). A position out of
+range raises an `IndexError` naming the node. Not yet: a loop-carried optional that is empty
+when the loop starts, a scan output that is a sequence, and loops on a GPU (the builtin makes
+the iteration number and condition on the host).
 
 ## Conformance
 

@@ -78,20 +78,28 @@ class LoopBody:
     extra parameters take (`captured_args`), and its result's struct info `ret`
     (condition, carried..., scanned...)."""
 
-    def __init__(self, node, graph, specs: list, prologue=None, has_cond: bool = True):
+    def __init__(self, node, graph, specs: list, prologue=None, has_cond: bool = True, sequences=None):
         """`specs` gives the leading parameters as (body input name or None, name hint, struct
         info); `prologue(params, bindings)` may bind more body inputs from them (Scan's
         slices) before the body is converted. Without `has_cond` (Scan) the body's outputs
-        are the carried and scanned values only, and the condition is always true."""
+        are the carried and scanned values only, and the condition is always true.
+        `sequences` maps the positions in `specs` of run-time sequences to their elements'
+        (dtype, rank)."""
         from .importer import Known, sanitize
+        from .sequence import element_info, run_time_sequence
 
         importer = node.importer
+        sequences = sequences or {}
         self.params, bindings = [], {}
-        for name, hint, sinfo in specs:
+        for slot, (name, hint, sinfo) in enumerate(specs):
             var = relax.Var(sanitize(hint), sinfo)
             self.params.append(var)
+            if slot in sequences:
+                run_time_sequence(importer, var, *sequences[slot])
             if name is not None:
                 bindings[name] = var
+        first_carried = 2 if has_cond else 0  # the body's outputs after the condition, by slot
+        self.out_elements = {}
         self.captured_args = []
         for name in outer_names(graph):
             if name in bindings or not importer.is_defined(name):
@@ -122,6 +130,9 @@ class LoopBody:
             if prologue is not None:
                 prologue(self.params, bindings)
             values = importer.graph_outputs(graph, bindings)
+            first_out = 1 if has_cond else 0
+            for slot in sequences:
+                self.out_elements[slot] = element_info(importer, values[first_out + slot - first_carried])
             outs = [importer.output_value_of(v, o.name) for v, o in zip(values, graph.output)]
             if has_cond:
                 cond = outs.pop(0)
@@ -131,8 +142,11 @@ class LoopBody:
                     cond = op.astype(cond, "bool")
             else:
                 cond = relax.const(True, "bool")
-            for v, o in zip(outs, graph.output[1 if has_cond else 0 :]):
-                if not isinstance(v.struct_info, relax.TensorStructInfo):
+            for k, (v, o) in enumerate(zip(outs, graph.output[first_out:])):
+                if first_carried + k in sequences:
+                    if not isinstance(v.struct_info, relax.TupleStructInfo | relax.ObjectStructInfo):
+                        raise node.error(f"body output {o.name!r} must be a sequence, as is what it carries")
+                elif not isinstance(v.struct_info, relax.TensorStructInfo):
                     raise node.error(
                         f"body output {o.name!r} is a sequence or an optional: a loop run at "
                         "run time carries and scans tensors only"
@@ -160,28 +174,53 @@ def _free_sizes(params, body) -> list:
 
 def run_time_loop(node, graph, carried: list):
     """A Loop as a call of `vm.builtin.loop` on a body function added to the module."""
+    from .sequence import element_info, is_run_time
+
     importer = node.importer
-    initial = []
-    for k, value in enumerate(carried):
-        if value is None or isinstance(value, list):
-            raise node.error(
-                f"loop-carried value {k} is a sequence or an optional: a loop run at run "
-                "time carries tensors only"
-            )
-        initial.append(importer.output_value_of(value, "carried"))
     names = [i.name for i in graph.input]
     specs = [
         (names[0], "iteration", relax.TensorStructInfo([], "int64")),
         (names[1], "cond", relax.TensorStructInfo([], "bool")),
     ]
-    for k, (name, value) in enumerate(zip(names[2:], initial)):
-        specs.append((name, name, _tensor_sinfo(node, value, f"loop-carried value {k}")))
+    initial, sequences = [], {}
+    for k, (name, value) in enumerate(zip(names[2:], carried)):
+        if value is None:
+            raise node.error(f"loop-carried value {k} is an empty optional: a loop run at run time "
+                             "carries tensors and sequences only")
+        if isinstance(value, list) or is_run_time(value):
+            info = element_info(importer, value) or (None, -1)
+            dtype = _sequence_dtype(graph.input[2 + k]) or info[0]
+            if dtype is None:
+                raise node.error(f"loop-carried sequence {k}: the type of its elements is unknown")
+            sequences[len(specs)] = (dtype, info[1])
+            value = importer.output_value_of(value, "carried")
+            initial.append(importer.emit(value) if isinstance(value, relax.Tuple) else value)
+            specs.append((name, name, relax.ObjectStructInfo()))
+            continue
+        initial.append(importer.output_value_of(value, "carried"))
+        specs.append((name, name, _tensor_sinfo(node, initial[-1], f"loop-carried value {k}")))
     given = [s[2] for s in specs]
-    body = converged_body(node, graph, specs, range(2, len(specs)))
+    body = converged_body(node, graph, specs, range(2, len(specs)), sequences=sequences)
     kept = [g if g is s[2] else None for g, s in list(zip(given, specs))[2:]]  # shapes main knows
+    elements = {}
+    for slot, (dtype, ndim) in sequences.items():  # settled by converged_body
+        elements[slot - 2] = (dtype, -1 if ndim is None else ndim)
     trip = (1, node.input(0)) if node.has_input(0) else (0, relax.const(0, "int64"))
     cond = (1, node.input(1)) if node.has_input(1) else (0, relax.const(True, "bool"))
-    return call_loop(node, body, kept, [*trip, *cond], initial)
+    return call_loop(node, body, kept, [*trip, *cond], initial, elements)
+
+
+def _sequence_dtype(value_info) -> str | None:
+    """The element dtype an ONNX value's type gives it if it is a sequence (or an optional of one)."""
+    from .dtypes import graphc_dtype
+
+    t = value_info.type
+    if t.HasField("optional_type"):
+        t = t.optional_type.elem_type
+    if not t.HasField("sequence_type") or not t.sequence_type.elem_type.HasField("tensor_type"):
+        return None
+    elem = t.sequence_type.elem_type.tensor_type.elem_type
+    return graphc_dtype(elem, value_info.name) if elem else None
 
 
 def run_time_scan(node, graph, states: list, xs: list, in_axes, in_dirs, out_axes, out_dirs):
@@ -237,18 +276,31 @@ def shape_of_axis(x, axis: int):
     return x.struct_info.shape_values[axis]
 
 
-def converged_body(node, graph, specs: list, carried, prologue=None, has_cond: bool = True) -> LoopBody:
+def converged_body(
+    node, graph, specs: list, carried, prologue=None, has_cond: bool = True, sequences=None
+) -> LoopBody:
     """The body converted with carried parameters (the `specs` at positions `carried`) general
     enough for every iteration: a carried value whose result shape differs from its
-    parameter's gets new symbolic sizes, and the body is converted again."""
+    parameter's gets new symbolic sizes, a carried sequence (`sequences`) whose result's
+    elements have another rank than its own gets rank -1 (unknown; None: no element yet, the
+    body's decide), and the body is converted again."""
     importer = node.importer
     module = importer.bb.get()
     for _ in range(_LIMIT_ATTEMPTS):
         before = set(module.functions)
-        body = LoopBody(node, graph, specs, prologue, has_cond)
+        body = LoopBody(node, graph, specs, prologue, has_cond, sequences)
         changed = False
         for k, slot in enumerate(carried):
             name, hint, sinfo = specs[slot]
+            if isinstance(sinfo, relax.ObjectStructInfo):  # a run-time sequence: its elements' rank
+                dtype, ndim = sequences[slot]
+                out = body.out_elements.get(slot)
+                out_ndim = -1 if out is None else out[1]
+                settled = ndim if out_ndim in (ndim, None) else (out_ndim if ndim is None else -1)
+                if settled != ndim:
+                    sequences[slot] = (dtype, settled)
+                    changed = True
+                continue
             out = body.ret.fields[1 + k]
             if (
                 not isinstance(out, relax.TensorStructInfo)
@@ -269,12 +321,15 @@ def converged_body(node, graph, specs: list, carried, prologue=None, has_cond: b
     raise node.error("the shapes of the loop-carried values do not settle")  # pragma: no cover
 
 
-def call_loop(node, body: LoopBody, kept: list, control: list, initial: list):
+def call_loop(node, body: LoopBody, kept: list, control: list, initial: list, sequences=None):
     """Emit the `vm.builtin.loop` call in the current block; the carried results (of the
-    struct info `kept` gives, where not None) and the stacked scan outputs, each with new
-    symbolic sizes where they are not known."""
+    struct info `kept` gives, where not None; run-time sequences where `sequences` gives
+    their elements' (dtype, rank) by carried index) and the stacked scan outputs, each with
+    new symbolic sizes where they are not known."""
     from .importer import sanitize
+    from .sequence import run_time_sequence
 
+    sequences = sequences or {}
     importer = node.importer
     gv = importer.bb.add_func(body.func, f"{sanitize(node.name or 'loop')}_body")
     fields = body.ret.fields
@@ -282,6 +337,9 @@ def call_loop(node, body: LoopBody, kept: list, control: list, initial: list):
     n_scan = len(fields) - 1 - n_carried
     specs, out_sinfos = [], []
     for k in range(n_carried):
+        if k in sequences:
+            out_sinfos.append(relax.ObjectStructInfo())
+            continue
         out_sinfos.append(relax.TensorStructInfo(dtype=fields[1 + k].dtype, ndim=fields[1 + k].ndim))
     for sinfo in fields[1 + n_carried :]:
         dims = sinfo.shape_values or [None] * sinfo.ndim
@@ -304,7 +362,9 @@ def call_loop(node, body: LoopBody, kept: list, control: list, initial: list):
     for k in range(n_carried + n_scan):
         value = importer.emit(relax.TupleGetItem(result, k))
         inner = fields[1 + k]
-        if k < n_carried and kept[k] is not None and kept[k].shape_values is not None:
+        if k in sequences:
+            outputs.append(run_time_sequence(importer, value, *sequences[k]))
+        elif k < n_carried and kept[k] is not None and kept[k].shape_values is not None:
             outputs.append(importer.bb.match_cast(value, kept[k]))
         elif k >= n_carried and _static(inner):
             dims = [importer.fresh_var("trips")] + list(inner.shape_values)

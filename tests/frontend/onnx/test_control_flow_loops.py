@@ -388,3 +388,77 @@ def test_nested_loop_in_a_body_converted_again_leaves_no_stray_function():
     mod = from_onnx(model)
     assert len([gv for gv in mod.functions if gv.name_hint.endswith("_body")]) == 2
     check_model(model, [np.array(4, "int64"), np.array(True), rand(2), rand(1, seed=1)])
+
+
+def _seq_info(name):
+    return helper.make_tensor_sequence_value_info(name, F, None)
+
+
+def test_loop_carrying_a_sequence_that_grows():
+    """Each iteration inserts x[:i+1] * 2: the sequence's length is known only at run time;
+    after the loop, its length, one element and all of them concatenated."""
+    body = helper.make_graph(
+        [
+            helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+            helper.make_node("Add", ["i", "one"], ["end"]),
+            helper.make_node("Unsqueeze", ["end", "zero"], ["ends"]),
+            helper.make_node("Slice", ["x", "zero", "ends"], ["piece"]),
+            helper.make_node("Add", ["piece", "piece"], ["doubled"]),
+            helper.make_node("SequenceInsert", ["seq_in", "doubled"], ["seq_out"]),
+        ],
+        "body",
+        [info("i", I64, []), info("cond_in", B, []), _seq_info("seq_in")],
+        [info("cond_out", B, []), _seq_info("seq_out")],
+    )
+    consts = [
+        helper.make_node("Constant", [], ["one"], value=helper.make_tensor("one", I64, [], [1])),
+        helper.make_node("Constant", [], ["zero"], value=helper.make_tensor("zero", I64, [1], [0])),
+        helper.make_node("SequenceEmpty", [], ["empty"], dtype=F),
+    ]
+    after = [
+        helper.make_node("Loop", ["M", "go", "empty"], ["seq"], body=body),
+        helper.make_node("SequenceLength", ["seq"], ["n"]),
+        helper.make_node("SequenceAt", ["seq", "pos"], ["picked"]),
+        helper.make_node("ConcatFromSequence", ["seq"], ["all"], axis=0),
+    ]
+    model = make_model(
+        consts + after,
+        [("M", np.int64, []), ("go", np.bool_, []), ("x", None, [6]), ("pos", np.int64, [])],
+        [("n", I64, []), ("picked", F, ["p"]), ("all", F, ["q"])],
+    )
+    assert "vm.builtin.sequence_insert" in from_onnx(model).script()
+    for m, pos in ((1, 0), (4, -1), (6, 2)):
+        check_model(model, [np.array(m, "int64"), np.array(True), rand(6), np.array(pos, "int64")])
+
+
+def test_split_to_sequence_with_a_run_time_scalar_split():
+    nodes = [
+        helper.make_node("SplitToSequence", ["x", "size"], ["seq"], axis=1),
+        helper.make_node("SequenceLength", ["seq"], ["n"]),
+        helper.make_node("SequenceErase", ["seq"], ["shorter"]),
+        helper.make_node("ConcatFromSequence", ["shorter"], ["rest"], axis=1),
+        helper.make_node("SequenceAt", ["seq", "last"], ["tail"]),
+    ]
+    last = helper.make_tensor("last", I64, [], [-1])
+    model = make_model(
+        nodes,
+        [("x", None, [2, 7]), ("size", np.int64, [])],
+        [("n", I64, []), ("rest", F, [2, "r"]), ("tail", F, [2, "t"])],
+        initializers=[last],
+    )
+    for size in (2, 3, 4):
+        check_model(model, [rand(2, 7), np.array(size, "int64")])
+
+
+def test_a_run_time_sequence_position_out_of_range_is_an_index_error():
+    nodes = [
+        helper.make_node("SplitToSequence", ["x", "size"], ["seq"]),
+        helper.make_node("SequenceAt", ["seq", "pos"], ["y"], name="at"),
+    ]
+    model = make_model(
+        nodes, [("x", None, [5]), ("size", np.int64, []), ("pos", np.int64, [])], [("y", F, ["k"])]
+    )
+    vm = relax.VirtualMachine(graphc.compile(from_onnx(model), "llvm"), graphc.cpu())
+    message = "SequenceAt node 'at'.*position 3 is out of range for a sequence of 3"
+    with pytest.raises(IndexError, match=message):
+        vm["main"](rand(5), np.array(2, "int64"), np.array(3, "int64"))
