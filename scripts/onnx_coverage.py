@@ -293,7 +293,8 @@ measure and concatenate; the importer remembers their elements' dtype and rank (
 converted again when the rank of a carried sequence's elements changes). A position out of
 range raises an `IndexError` naming the node. Not yet: a loop-carried optional that is empty
 when the loop starts, a scan output that is a sequence, and loops on a GPU (the builtin makes
-the iteration number and condition on the host).
+the iteration number and condition on the host, and refuses tensors on another device with a
+`VMError` naming the node).
 
 ## Conformance
 

@@ -25,6 +25,7 @@ import numpy as np
 
 from ..runtime.tensor import Tensor
 from .builtins import register_builtin
+from .values import VMError
 
 
 def _host(x) -> np.ndarray:
@@ -67,6 +68,11 @@ def loop(
     no iteration; `args` are the carried values' initial values, then the captured values.
     Returns the final carried values and the stacked scanned values, as one tuple."""
     n_carried, n_scan = int(n_carried), int(n_scan)
+    for value in (trip, cond, *args):
+        if isinstance(value, Tensor) and value.device.device_type != "cpu":
+            raise VMError(
+                f"{where}: loops run by the VM run on the CPU only; this one got a tensor on {value.device}"
+            )
     carried = list(args[:n_carried])
     captured = list(args[n_carried:])
     limit = _trip_count(trip, where) if has_trip else None
