@@ -100,6 +100,8 @@ def _try_unroll(node, body, count: int, running: bool, carried: list):
     """The loop unrolled into the current block, or None (nothing emitted) when a condition
     turns out to be known only at run time."""
     importer = node.importer
+    module = importer.bb.get()
+    before = set(module.functions)
     importer.bb.begin_scope()
     importer.branch_depth += 1  # values emitted here may be thrown away: cache none of them
     try:
@@ -107,6 +109,8 @@ def _try_unroll(node, body, count: int, running: bool, carried: list):
     except _RunTime:
         importer.branch_depth -= 1
         importer.bb.discard_scope()
+        for gv in set(module.functions) - before:  # bodies of loops nested in the attempt
+            del module[gv]
         return None
     except BaseException:
         importer.branch_depth -= 1

@@ -462,3 +462,36 @@ def test_a_run_time_sequence_position_out_of_range_is_an_index_error():
     message = "SequenceAt node 'at'.*position 3 is out of range for a sequence of 3"
     with pytest.raises(IndexError, match=message):
         vm["main"](rand(5), np.array(2, "int64"), np.array(3, "int64"))
+
+
+def test_an_unroll_abandoned_for_a_run_time_condition_leaves_no_stray_function():
+    """A constant trip count of 3, but the condition is computed from an input: the attempt to
+    unroll (which converts the inner loop, a VM loop, once) is dropped for a VM loop."""
+    inner = helper.make_graph(
+        [helper.make_node("Identity", ["c_in"], ["c_out"]), helper.make_node("Add", ["a", "x"], ["a_out"])],
+        "inner",
+        [info("j", I64, []), info("c_in", B, []), info("a", F, [2])],
+        [info("c_out", B, []), info("a_out", F, [2])],
+    )
+    outer = _body(
+        [
+            helper.make_node("Loop", ["N", "cond_in", "acc"], ["acc_out"], body=inner),
+            helper.make_node("ReduceSum", ["acc_out"], ["total"], keepdims=0),
+            helper.make_node("Less", ["total", "limit"], ["cond_out"]),
+        ],
+        [("acc", [2])],
+    )
+    m = helper.make_node("Constant", [], ["M"], value=helper.make_tensor("m", I64, [], [3]))
+    go = helper.make_node("Constant", [], ["go"], value=helper.make_tensor("go", B, [], [True]))
+    node = helper.make_node("Loop", ["M", "go", "acc0"], ["acc"], body=outer)
+    model = make_model(
+        [m, go, node],
+        [("N", np.int64, []), ("acc0", None, [2]), ("x", None, [2]), ("limit", None, [])],
+        [("acc", F, [2])],
+    )
+    mod = from_onnx(model)
+    assert len([gv for gv in mod.functions if gv.name_hint.endswith("_body")]) == 2
+    for limit in (0.5, 100.0):
+        check_model(
+            model, [np.array(2, "int64"), rand(2), np.abs(rand(2, seed=1)), np.array(limit, "float32")]
+        )
