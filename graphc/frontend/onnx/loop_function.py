@@ -26,7 +26,6 @@ from ...relax.analysis.vars import free_symbolic_vars
 from .common import Emitting
 
 op = Emitting(relax.op)
-_LIMIT_ATTEMPTS = 3  # body conversions: one more for each generalization of carried shapes
 
 
 def outer_names(graph) -> list[str]:
@@ -57,11 +56,6 @@ def outer_names(graph) -> list[str]:
 def _general(sinfo: relax.TensorStructInfo, importer, hint: str) -> relax.TensorStructInfo:
     """`sinfo` with every size a new symbolic variable (rank and dtype kept)."""
     return relax.TensorStructInfo([importer.fresh_var(hint) for _ in range(sinfo.ndim)], sinfo.dtype)
-
-
-def _is_general(sinfo) -> bool:
-    dims = sinfo.shape_values
-    return dims is not None and all(isinstance(d, tir.Var) for d in dims) and len(set(dims)) == len(dims)
 
 
 def _tensor_sinfo(node, value, what: str) -> relax.TensorStructInfo:
@@ -286,7 +280,8 @@ def converged_body(
     body's decide), and the body is converted again."""
     importer = node.importer
     module = importer.bb.get()
-    for _ in range(_LIMIT_ATTEMPTS):
+    generalized = set()  # slots whose parameter has new symbolic sizes of its own
+    for _ in range(len(carried) + 2):
         before = set(module.functions)
         body = LoopBody(node, graph, specs, prologue, has_cond, sequences)
         changed = False
@@ -311,8 +306,9 @@ def converged_body(
                     f"loop-carried value {k} enters the body as {sinfo} and leaves it as "
                     f"{out}: its dtype and rank must stay the same"
                 )
-            if not _is_general(sinfo) and not structural_equal(out, sinfo, map_free_vars=False):
+            if slot not in generalized and not structural_equal(out, sinfo, map_free_vars=False):
                 specs[slot] = (name, hint, _general(sinfo, importer, "carried"))
+                generalized.add(slot)
                 changed = True
         if not changed:
             return body

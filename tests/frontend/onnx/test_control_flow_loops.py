@@ -495,3 +495,22 @@ def test_an_unroll_abandoned_for_a_run_time_condition_leaves_no_stray_function()
         check_model(
             model, [np.array(2, "int64"), rand(2), np.abs(rand(2, seed=1)), np.array(limit, "float32")]
         )
+
+
+def test_a_carried_value_of_a_symbolic_size_that_grows():
+    """v starts with the size n of x, which the body also reads: v's parameter must get a size
+    of its own, not n."""
+    body = _body(
+        [
+            helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+            helper.make_node("Concat", ["v", "x"], ["v_out"], axis=0),
+        ],
+        [("v", ["n"])],
+    )
+    node = helper.make_node("Loop", ["M", "go", "v0"], ["v"], body=body)
+    model = make_model(
+        [node],
+        [("M", np.int64, []), ("go", np.bool_, []), ("v0", None, ["n"]), ("x", None, ["n"])],
+        [("v", F, ["k"])],
+    )
+    check_model(model, [np.array(3, "int64"), np.array(True), rand(2), rand(2, seed=1)])
