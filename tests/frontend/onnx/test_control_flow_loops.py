@@ -514,3 +514,23 @@ def test_a_carried_value_of_a_symbolic_size_that_grows():
         [("v", F, ["k"])],
     )
     check_model(model, [np.array(3, "int64"), np.array(True), rand(2), rand(2, seed=1)])
+
+
+def test_a_second_compile_of_a_loop_loads_it_from_the_compile_cache(tmp_path, monkeypatch):
+    from graphc import compile_cache
+    from graphc.ir import transform
+
+    monkeypatch.setattr(transform, "_GLOBAL_INSTRUMENTS", [])  # the suite's round-trip check aside
+    monkeypatch.setenv("GRAPHC_CACHE", "1")
+    monkeypatch.setenv("GRAPHC_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(compile_cache, "MIN_SECONDS", 0.0)  # store even a quick compile
+    mod = from_onnx(_for_loop_model())
+    graphc.compile(mod, "llvm")
+    compile_cache.wait()
+    hits = compile_cache.STATS["hits"]
+    exe = graphc.compile(from_onnx(_for_loop_model()), "llvm")
+    assert compile_cache.STATS["hits"] == hits + 1
+    acc0, x = rand(2), rand(2, seed=1)
+    acc, seen = relax.VirtualMachine(exe, graphc.cpu())["main"](np.array(4, "int64"), np.array(True), acc0, x)
+    np.testing.assert_allclose(acc.numpy(), acc0 + 6 * x, rtol=1e-6)
+    assert seen.shape == (4, 2)
