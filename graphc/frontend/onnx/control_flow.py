@@ -85,6 +85,9 @@ def loop(node):
     carried = [importer.lookup_value(name) if name else None for name in node.inputs[2:]]
     node.mark_read(*range(2, len(node.inputs)))
     running = True if cond_value is None else _truth(importer, cond_value)
+    if trip is not None:
+        if trip.size != 1 or int(trip.reshape(-1)[0]) < 0:
+            raise node.error(f"the trip count M must be a non-negative scalar, got {trip.tolist()!r}")
     if trip is not None and running is not None:
         count = int(trip.reshape(-1)[0])
         if count <= UNROLL_LIMIT:

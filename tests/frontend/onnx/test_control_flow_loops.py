@@ -5,7 +5,7 @@ cannot run the case)."""
 
 import numpy as np
 import pytest
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 from onnx_testing import check_model, make_model, rand, run_graphc
 
 import graphc
@@ -534,3 +534,16 @@ def test_a_second_compile_of_a_loop_loads_it_from_the_compile_cache(tmp_path, mo
     acc, seen = relax.VirtualMachine(exe, graphc.cpu())["main"](np.array(4, "int64"), np.array(True), acc0, x)
     np.testing.assert_allclose(acc.numpy(), acc0 + 6 * x, rtol=1e-6)
     assert seen.shape == (4, 2)
+
+
+@pytest.mark.parametrize("m", [np.array(-1, "int64"), np.array([2, 3], "int64")])
+def test_a_bad_constant_trip_count_is_refused_at_import(m):
+    node = helper.make_node("Loop", ["M", "cond", "acc0"], ["acc", "seen"], body=_accumulate_body(), name="L")
+    model = make_model(
+        [node],
+        [("cond", np.bool_, []), ("acc0", None, [2]), ("x", None, [2])],
+        [("acc", F, [2]), ("seen", F, ["T", 2])],
+        initializers=[numpy_helper.from_array(m, "M")],
+    )
+    with pytest.raises(graphc.errors.FrontendError, match="Loop node 'L'.*non-negative scalar"):
+        from_onnx(model)
