@@ -231,21 +231,34 @@ does not compile (`sess.cache_hit`). The cache lives in `cache_dir`, else
 
 A loop the importer does not unroll becomes two things: a private Relax function holding the
 body, and one call of the VM builtin `vm.builtin.loop` in the enclosing function. For an ONNX
-`Loop` with trip count `M`, condition `cond` and one carried value, `.show()` prints (abridged)
+`Loop` (`acc += x * i`, scanning `acc`) with trip count `M`, condition `cond` and one carried value,
+`.show()` prints (abridged)
 
 ```python
-gv4: R.Tuple(R.Tensor(dtype="float32", ndim=1), R.Tensor(dtype="float32", ndim=2)) = R.call_pure_packed(
-    "vm.builtin.loop", cls.L_body, R.prim_value(1), R.prim_value(1), R.str("Loop node 'L' (opset 18)"),
-    R.str("float32:2"), R.prim_value(1), M, R.prim_value(1), cond, acc0, x, sinfo_args=...)
-gv6: R.Tensor((2,), dtype="float32") = R.match_cast(gv4[0], R.Tensor((2,), dtype="float32"))
-gv8: R.Tensor((trips_0, 2), dtype="float32") = R.match_cast(gv4[1], R.Tensor((trips_0, 2), dtype="float32"))
-
 @R.function(private=True)
 def L_body(iteration: R.Tensor((), dtype="int64"), cond: R.Tensor((), dtype="bool"),
            acc: R.Tensor((2,), dtype="float32"), x: R.Tensor((2,), dtype="float32")
            ) -> R.Tuple(R.Tensor((), dtype="bool"), R.Tensor((2,), dtype="float32"),
                         R.Tensor((2,), dtype="float32")):
-    ...
+    with R.dataflow():
+        gv: R.Tensor((), dtype="float32") = R.astype(iteration, dtype="float32")
+        gv1: R.Tensor((2,), dtype="float32") = R.multiply(x, gv)
+        gv2: R.Tensor((2,), dtype="float32") = R.add(acc, gv1)
+        gv3: R.Tuple(...) = (cond, gv2, gv2)
+        R.output(gv3)
+    return gv3
+
+@R.function
+def main(M: R.Tensor((), dtype="int64"), cond: R.Tensor((), dtype="bool"), acc0: ..., x: ...):
+    trips_0 = T.int64()
+    gv4: R.Tuple(R.Tensor(dtype="float32", ndim=1), R.Tensor(dtype="float32", ndim=2)) = R.call_pure_packed(
+        "vm.builtin.loop", cls.L_body, R.prim_value(1), R.prim_value(1), R.str("Loop node 'L' (opset 16)"),
+        R.str("float32:2"), R.prim_value(1), M, R.prim_value(1), cond, acc0, x, sinfo_args=...)
+    gv5: R.Tensor(dtype="float32", ndim=1) = gv4[0]
+    gv6: R.Tensor((2,), dtype="float32") = R.match_cast(gv5, R.Tensor((2,), dtype="float32"))
+    gv7: R.Tensor(dtype="float32", ndim=2) = gv4[1]
+    gv8: R.Tensor((trips_0, 2), dtype="float32") = R.match_cast(gv7, R.Tensor((trips_0, 2), dtype="float32"))
+    return (gv6, gv8)
 ```
 
 The arguments after the body are the number of carried values and of scan outputs, the node
@@ -268,7 +281,10 @@ stacked outputs are reversed and moved to their `scan_output_axes` after it. Sca
 axis is unrolled (its size must be known at import, and `sequence_lens` absent).
 
 The body function goes through the whole pipeline like `main` (LegalizeOps, FuseOps/FuseTIR,
-memory planning, VM code generation); the builtin calls it through the VM's function value, in
+memory planning, VM code generation); its pure operators are grouped into dataflow blocks
+(`ConvertToDataflow`) when it is made, so that FuseOps fuses them (a body of Mul, Add and Tanh
+on 256 floats: 44 us per iteration fused against 55 us unfused, best of 5 at load average
+18.6); the builtin calls it through the VM's function value, in
 a Python `while` loop, so a loop of any trip count uses no stack (10,000 iterations are tested)
 and nothing is kept per iteration but the scan values. The executable saves and loads as any
 other. The builtin checks `M` when the loop starts: a negative or non-scalar trip count (or a

@@ -21,8 +21,10 @@ from __future__ import annotations
 import onnx
 
 from ... import relax, tir
+from ...ir.module import IRModule
 from ...ir.structural import structural_equal
 from ...relax.analysis.vars import free_symbolic_vars
+from ...relax.transform import ConvertToDataflow
 from .common import Emitting
 
 op = Emitting(relax.op)
@@ -157,7 +159,10 @@ class LoopBody:
             var = relax.Var("outer_sizes", relax.ShapeStructInfo(sizes))
             self.params.append(var)
             self.captured_args.append(relax.ShapeExpr(sizes))
-        self.func = bb.normalize(relax.Function(self.params, body, None, True, {}))
+        func = bb.normalize(relax.Function(self.params, body, None, True, {}))
+        # the body's pure operators in dataflow blocks, for FuseOps to fuse (main, holding
+        # control flow, has none: without this each operator of the body would be a kernel)
+        self.func = ConvertToDataflow()(IRModule({"body": func}))["body"]
         self.ret = self.func.body.struct_info
 
 
