@@ -294,11 +294,11 @@ Cost: each iteration is one VM call of the body (its kernels, plus a few microse
 call, the iteration tensor and reading the condition back) and one host copy per scan output;
 the scan outputs are stacked once at the end (no quadratic concatenation). The unrolled form
 costs no call but compile time per iteration. `benchmarks/onnx_loop.py` measures both on a
-16-float body (znver5, load average about 11): at 4 / 16 / 64 iterations, unrolling compiles in
-0.05 / 0.11 / 0.36 s against 0.03 s for the VM's loop, and runs in 11 / 21 / 64 us against
-46 / 132 / 475 us (about 7 us per iteration of the VM's loop against 1 us unrolled). Unrolling
-pays off for a model run hundreds of times, but its compile time and IR grow with the trip
-count; graphc unrolls up to 16 iterations (`UNROLL_LIMIT` in `control_flow.py`), where compile
+16-float body (znver5, load average about 17, best of 2): at 4 / 16 / 64 iterations, unrolling
+compiles in 0.04 / 0.11 / 0.37 s of CPU against 0.04 s for the VM's loop, and runs in 11 / 21 /
+62 us against 43 / 119 / 422 us (about 6 us per iteration of the VM's loop against 1 us
+unrolled). Unrolling pays off for a model run hundreds of times, but its compile time
+and IR grow with the trip count; graphc unrolls up to 16 iterations (`UNROLL_LIMIT` in `control_flow.py`), where compile
 time stays near 0.1 s, and loops in the VM beyond.
 
 A sequence carried through such a loop (`SequenceInsert` onto it each iteration), and a
