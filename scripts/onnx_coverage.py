@@ -298,8 +298,8 @@ costs no call but compile time per iteration. `benchmarks/onnx_loop.py` measures
 compiles in 0.04 / 0.11 / 0.37 s of CPU against 0.04 s for the VM's loop, and runs in 11 / 21 /
 62 us against 43 / 119 / 422 us (about 6 us per iteration of the VM's loop against 1 us
 unrolled). Unrolling pays off for a model run hundreds of times, but its compile time
-and IR grow with the trip count; graphc unrolls up to 16 iterations (`UNROLL_LIMIT` in `control_flow.py`), where compile
-time stays near 0.1 s, and loops in the VM beyond.
+and IR grow with the trip count; graphc unrolls up to 16 iterations (`UNROLL_LIMIT` in
+`control_flow.py`), where compile time stays near 0.1 s, and loops in the VM beyond.
 
 A sequence carried through such a loop (`SequenceInsert` onto it each iteration), and a
 `SplitToSequence` with a scalar split computed at run time, have a length known only at run
