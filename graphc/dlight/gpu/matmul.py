@@ -41,7 +41,7 @@ from ...tir.stmt import IterType
 from ..base import ScheduleRule, get_block_info, try_inline
 from ..base.analysis import BlockInfo, block_realize
 from .reduction import schedule_rows
-from .utils import max_threads
+from .utils import max_threads, prepare
 
 
 @dataclass(frozen=True)
@@ -189,6 +189,7 @@ class Matmul(ScheduleRule):
     def apply(self, func: PrimFunc, target, tunable: bool) -> Schedule | None:
         if not isinstance(func, PrimFunc) or not target.is_gpu:
             return None
+        func = prepare(func)
         cfg = self.config
         if cfg.threads_x * cfg.threads_y > max_threads(target):
             return None
@@ -310,6 +311,7 @@ class GEMV(ScheduleRule):
     def apply(self, func: PrimFunc, target, tunable: bool) -> Schedule | None:
         if not isinstance(func, PrimFunc) or not target.is_gpu:
             return None
+        func = prepare(func)
         sch = Schedule(func)
         try:
             found = _find(sch)

@@ -17,6 +17,13 @@ from ...tir.stmt import BlockRealize, For, ForKind
 from ..base.analysis import BlockInfo, get_block_info
 
 
+def prepare(func):
+    """`func` as every GPU rule schedules it: 32-bit indices where they are exact (`narrow.py`)."""
+    from .narrow import narrow_indices
+
+    return narrow_indices(func)
+
+
 def max_threads(target) -> int:
     """The most threads one block may run on `target`."""
     return int(target.max_num_threads)
@@ -122,6 +129,7 @@ __all__ = [
     "is_bound",
     "leading_spatial",
     "max_threads",
+    "prepare",
     "single_thread_function",
     "thread_extent",
     "warp_size",
