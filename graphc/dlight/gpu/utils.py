@@ -18,10 +18,12 @@ from ..base.analysis import BlockInfo, get_block_info
 
 
 def prepare(func):
-    """`func` as every GPU rule schedules it: 32-bit indices where they are exact (`narrow.py`)."""
+    """`func` as every GPU rule schedules it: 16-bit sums accumulating in float32
+    (`accumulate.py`), then 32-bit indices where they are exact (`narrow.py`)."""
+    from .accumulate import promote_accumulators
     from .narrow import narrow_indices
 
-    return narrow_indices(func)
+    return narrow_indices(promote_accumulators(func))
 
 
 def max_threads(target) -> int:
