@@ -33,6 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...errors import ScheduleError
+from ...ir.dtype import DataType
 from ...tir.analysis.var_use import uses_var
 from ...tir.expr import IntImm, Var
 from ...tir.function import PrimFunc
@@ -58,6 +59,9 @@ class MatmulConfig:
     # still give `large_min_blocks` thread blocks (enough to fill a GPU's multiprocessors)
     large_tile: int = 4
     large_min_blocks: int = 512
+    # elements each thread copies at once into the shared tiles (a 128-bit load of float32) where
+    # the tile's rows and the operand's rows are multiples of it
+    vector: int = 4
 
 
 @dataclass(frozen=True)
@@ -262,10 +266,39 @@ def tile_matmul(sch: Schedule, infos: list, roles: _Roles, cfg: MatmulConfig) ->
         staged = sch.cache_read(block, index, "shared", consumer_blocks=[block])  # others read it too
         sch.compute_at(staged, ko)
         loops = _below(sch, staged, ko)
+        width = _vector_width(sch, loops, buf, cfg)
+        vec = None
+        if width > 1:  # each thread copies `width` neighbours along the tile's rows at once
+            loops[-1], vec = sch.split(loops[-1], [None, width])
         fused = sch.fuse(*loops) if len(loops) > 1 else loops[0]
         _, ty, tx = sch.split(fused, [None, cfg.threads_y, cfg.threads_x])
+        if vec is not None:
+            sch.vectorize(vec)
         sch.bind(ty, "threadIdx.y")
         sch.bind(tx, "threadIdx.x")
+
+
+def _vector_width(sch: Schedule, loops: list, buf, cfg: MatmulConfig) -> int:
+    """The elements each thread copies at once into a shared tile (one 64- or 128-bit load): the
+    widest of `cfg.vector`, its halves, ... that divides the tile's rows and the global rows of
+    `buf` (so every group starts at an aligned element) and leaves every thread the same whole
+    number of groups (no bound check inside the copy); 1 when none does."""
+    extents = [sch.get(lp).extent for lp in loops]
+    if not all(isinstance(e, IntImm) for e in extents) or buf.strides or not buf.shape:
+        return 1
+    if not isinstance(buf.shape[-1], IntImm):  # the row length sets the alignment; others may be symbolic
+        return 1
+    size = 1
+    for e in extents:
+        size *= e.value
+    threads = cfg.threads_x * cfg.threads_y
+    width = cfg.vector
+    while width > 1:
+        if (DataType(buf.dtype).bits * width <= 128 and extents[-1].value % width == 0
+                and buf.shape[-1].value % width == 0 and size % (threads * width) == 0):
+            return width
+        width //= 2
+    return 1
 
 
 def _bind_tile(sch: Schedule, loops: list, cfg: MatmulConfig, i_first: bool) -> None:
