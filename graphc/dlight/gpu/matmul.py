@@ -9,7 +9,9 @@ spatial iters are batch axes. Injective blocks after it (bias, activation) are i
 `(threads_y * tile_i) x (threads_x * tile_j)` elements: the block loops are fused into
 blockIdx.x, each thread accumulates a `tile_i x tile_j` register tile in a "local" buffer,
 and each `k_tile` step stages the A and B tiles in shared memory, loaded by all the block's
-threads together. The epilogue is folded into the write-back of the register tile.
+threads together, each thread copying `vector` (4, or 2) neighbouring elements at once where
+the tile's and the operand's rows allow (one 128- or 64-bit load). The register tile is zeroed
+once before the reduction; the epilogue is folded into its write-back.
 
 `GEMV` (when `i` or `j` has a constant extent of 1: a batch-1 linear layer, the decode step
 of a language model) gives each output element a thread block whose threads split `k` and
@@ -236,10 +238,20 @@ def tile_matmul(sch: Schedule, infos: list, roles: _Roles, cfg: MatmulConfig) ->
     bj, tj, jj = sch.split(j, [None, cfg.threads_x, cfg.tile_j])
     ko, ki = sch.split(roles.k.loop_rv, [None, cfg.k_tile])
     # a symbolic row count goes outermost, so the fused block index divides by constants only
-    # (the affine-binding check of `bind` does not follow a division by a symbolic extent)
-    outer = [bi, *batch, bj] if not isinstance(sch.get(bi).extent, IntImm) else [*batch, bi, bj]
-    sch.reorder(*outer, ko, ti, tj, ki, ii, jj)
-    bx = sch.fuse(*outer)
+    # (the affine-binding check of `bind` does not follow a division by a symbolic extent); a
+    # second symbolic extent (attention's scores over a symbolic sequence) puts the row tiles on
+    # blockIdx.y instead, the others fused into blockIdx.x, symbolic outermost
+    def static(lp) -> bool:
+        return isinstance(sch.get(lp).extent, IntImm)
+
+    if not static(bi) and not all(static(lp) for lp in (*batch, bj)):
+        outer = sorted([*batch, bj], key=static)
+        sch.reorder(bi, *outer, ko, ti, tj, ki, ii, jj)
+        sch.bind(bi, "blockIdx.y")
+    else:
+        outer = [bi, *batch, bj] if not static(bi) else [*batch, bi, bj]
+        sch.reorder(*outer, ko, ti, tj, ki, ii, jj)
+    bx = sch.fuse(*outer) if len(outer) > 1 else outer[0]
     sch.bind(bx, "blockIdx.x")
     sch.bind(ti, "threadIdx.y")
     sch.bind(tj, "threadIdx.x")
@@ -261,6 +273,10 @@ def tile_matmul(sch: Schedule, infos: list, roles: _Roles, cfg: MatmulConfig) ->
             _, ty, tx = sch.split(fused, [None, cfg.threads_y, cfg.threads_x])
             sch.bind(ty, "threadIdx.y")
             sch.bind(tx, "threadIdx.x")
+    try:  # the register tile zeroed once before the k loop rather than tested on every step
+        sch.decompose_reduction(block, ko)
+    except ScheduleError:
+        pass
     for buf in staged_bufs:
         index = next(n for n, r in enumerate(sch.get(block).reads) if r.buffer is buf)
         staged = sch.cache_read(block, index, "shared", consumer_blocks=[block])  # others read it too
