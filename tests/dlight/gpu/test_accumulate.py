@@ -4,6 +4,7 @@ than the same sum accumulated in float16), and compiles to cubins without spills
 
 import numpy as np
 import pytest
+import torch
 from gpu_check import check_cubins, opencl_device, random_inputs, schedule
 
 import graphc
@@ -139,3 +140,49 @@ def test_16_bit_kernels_compile_to_cubins_without_spills():
              for dt in ("float16", "bfloat16")}
     mod = IRModule({name: f.with_attr("global_symbol", name) for name, f in funcs.items()})
     check_cubins(mod)
+
+
+class _HalfModel(torch.nn.Module):
+    """A linear layer over 24 rows (Matmul), one over 4 rows (LowBatchGEMV), a convolution
+    (Conv2d) and a layer norm (GeneralReduction)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.fc1 = torch.nn.Linear(128, 96)
+        self.fc2 = torch.nn.Linear(96, 48)
+        self.norm = torch.nn.LayerNorm(48)
+
+    def forward(self, x, img):
+        h = self.norm(self.fc2(torch.nn.functional.gelu(self.fc1(x))))
+        return h, self.fc2(torch.relu(self.fc1(x[:4]))), torch.relu(self.conv(img))
+
+
+def _half_model():
+    torch.manual_seed(0)
+    model = _HalfModel().eval()
+    inputs = (torch.randn(24, 128), torch.randn(1, 3, 12, 12))
+    with torch.no_grad():
+        expected = [t.numpy() for t in model(*inputs)]  # the float32 reference
+    half = [x.half() for x in inputs]
+    return torch.export.export(model.half(), tuple(half)), half, expected
+
+
+def test_a_float16_model_matches_float32_torch_on_opencl():
+    exported, inputs, expected = _half_model()
+    exe = graphc.compile(exported, target="opencl")
+    outs = graphc.relax.VirtualMachine(exe, opencl_device())["main"](*[x.numpy() for x in inputs])
+    for out, ref in zip(outs, expected):
+        out = out.numpy()
+        assert out.dtype == np.float16
+        np.testing.assert_allclose(out.astype(np.float32), ref, rtol=2e-2, atol=2e-2)
+
+
+def test_a_float16_model_compiles_to_cubins_without_spills():
+    from gpu_check import require_nvrtc
+
+    require_nvrtc()
+    exported, _, _ = _half_model()
+    exe = graphc.compile(exported, target="cuda -arch=sm_80")
+    info = exe.modules["cuda"].imported_modules[0].kernel_info
+    assert not [k for k, u in info.items() if u["sm_80"]["spill_stores"] or u["sm_80"]["spill_loads"]]
