@@ -7,7 +7,7 @@ share of the model's arithmetic (loop iterations of reduction blocks, times the 
 `main`) that goes through Matmul/GEMV/LowBatchGEMV (and with Conv2d) rather than the other
 rules. Needs NVRTC only, no GPU.
 
-    .venv/bin/python benchmarks/gpu_kernels.py [--models bert gpt2 vit resnet] [--arch sm_80] [--small]
+    .venv/bin/python benchmarks/gpu_kernels.py [--models bert,gpt2,vit,resnet] [--arch sm_80] [--small]
 
 `--small` uses tiny configurations (seconds instead of minutes); the full-size models are
 BERT-base, GPT-2 small, ViT-base and ResNet-50 at batch 1 (sequence 128, images 224x224).
@@ -155,12 +155,18 @@ def report(name: str, small: bool, arch: str) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", nargs="+", default=["bert", "gpt2", "vit", "resnet"])
+    parser.add_argument("--models", nargs="+", default=["bert", "gpt2", "vit", "resnet"],
+                        help="models, space- or comma-separated: bert gpt2 vit resnet (resnet50 is resnet)")
     parser.add_argument("--arch", default="sm_80")
     parser.add_argument("--small", action="store_true")
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
-    for name in args.models:
+    names = [n.strip().lower() for item in args.models for n in item.split(",") if n.strip()]
+    names = ["resnet" if n == "resnet50" else n for n in names]
+    unknown = sorted(set(names) - {"bert", "gpt2", "vit", "resnet"})
+    if unknown:
+        parser.error(f"unknown model(s) {', '.join(unknown)}; choose from bert, gpt2, vit, resnet")
+    for name in names:
         report(name, args.small, args.arch)
 
 

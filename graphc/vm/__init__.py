@@ -13,7 +13,7 @@ runs with `graphc.runtime` and `graphc.vm` alone.
 ('VirtualMachine', 'Executable')
 """
 
-from . import data_dependent  # noqa: F401 - registers its builtins
+from . import data_dependent, loop, sequence  # noqa: F401 - register their builtins
 from .builtins import get_builtin, list_builtins, register_builtin
 from .bytecode import VOID, Arg, Call, FuncEntry, Goto, If, Ret
 from .executable import FORMAT_VERSION, Executable, ExecutableFormatError

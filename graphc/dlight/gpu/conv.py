@@ -54,7 +54,7 @@ from ...tir.stmt import IterType
 from ..base import ScheduleRule, get_block_info, try_inline
 from ..base.analysis import block_realize
 from .matmul import match_matmul
-from .utils import max_threads
+from .utils import max_threads, prepare
 
 
 @dataclass(frozen=True)
@@ -139,6 +139,7 @@ class Conv2d(ScheduleRule):
     def apply(self, func: PrimFunc, target, tunable: bool) -> Schedule | None:
         if not isinstance(func, PrimFunc) or not target.is_gpu:
             return None
+        func = prepare(func)
         cfg = self.config
         if cfg.threads_o * cfg.threads_p > max_threads(target):
             return None

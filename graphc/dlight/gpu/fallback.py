@@ -26,7 +26,15 @@ from ...errors import ScheduleError
 from ...tir.function import PrimFunc
 from ...tir.schedule import Schedule
 from ..base import ScheduleRule, get_block_info, try_inline
-from .utils import bind_single_thread, bind_spatial, guarded, is_bound, max_threads, single_thread_function
+from .utils import (
+    bind_single_thread,
+    bind_spatial,
+    guarded,
+    is_bound,
+    max_threads,
+    prepare,
+    single_thread_function,
+)
 
 
 @dataclass(frozen=True)
@@ -45,6 +53,7 @@ class Fallback(ScheduleRule):
     def apply(self, func: PrimFunc, target, tunable: bool) -> Schedule | None:
         if not isinstance(func, PrimFunc) or not target.is_gpu:
             return None
+        func = prepare(func)
         threads = min(self.config.threads, max_threads(target))
         try:
             sch = Schedule(func)

@@ -38,7 +38,7 @@ from ..base import ScheduleRule, get_block_info
 from ..base.analysis import is_output_block
 from .matmul import _find
 from .reduction import schedule_rows
-from .utils import max_threads
+from .utils import max_threads, prepare
 
 
 @dataclass(frozen=True)
@@ -68,6 +68,7 @@ class LowBatchGEMV(ScheduleRule):
     def apply(self, func: PrimFunc, target, tunable: bool) -> Schedule | None:
         if not isinstance(func, PrimFunc) or not target.is_gpu:
             return None
+        func = prepare(func)
         sch = Schedule(func)
         try:
             found = _find(sch)

@@ -9,7 +9,9 @@ spatial iters are batch axes. Injective blocks after it (bias, activation) are i
 `(threads_y * tile_i) x (threads_x * tile_j)` elements: the block loops are fused into
 blockIdx.x, each thread accumulates a `tile_i x tile_j` register tile in a "local" buffer,
 and each `k_tile` step stages the A and B tiles in shared memory, loaded by all the block's
-threads together. The epilogue is folded into the write-back of the register tile.
+threads together, each thread copying `vector` (4, or 2) neighbouring elements at once where
+the tile's and the operand's rows allow (one 128- or 64-bit load). The register tile is zeroed
+once before the reduction; the epilogue is folded into its write-back.
 
 `GEMV` (when `i` or `j` has a constant extent of 1: a batch-1 linear layer, the decode step
 of a language model) gives each output element a thread block whose threads split `k` and
@@ -33,6 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...errors import ScheduleError
+from ...ir.dtype import DataType
 from ...tir.analysis.var_use import uses_var
 from ...tir.expr import IntImm, Var
 from ...tir.function import PrimFunc
@@ -41,7 +44,7 @@ from ...tir.stmt import IterType
 from ..base import ScheduleRule, get_block_info, try_inline
 from ..base.analysis import BlockInfo, block_realize
 from .reduction import schedule_rows
-from .utils import max_threads
+from .utils import max_threads, prepare
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,9 @@ class MatmulConfig:
     # still give `large_min_blocks` thread blocks (enough to fill a GPU's multiprocessors)
     large_tile: int = 4
     large_min_blocks: int = 512
+    # elements each thread copies at once into the shared tiles (a 128-bit load of float32) where
+    # the tile's rows and the operand's rows are multiples of it
+    vector: int = 4
 
 
 @dataclass(frozen=True)
@@ -189,6 +195,7 @@ class Matmul(ScheduleRule):
     def apply(self, func: PrimFunc, target, tunable: bool) -> Schedule | None:
         if not isinstance(func, PrimFunc) or not target.is_gpu:
             return None
+        func = prepare(func)
         cfg = self.config
         if cfg.threads_x * cfg.threads_y > max_threads(target):
             return None
@@ -231,10 +238,20 @@ def tile_matmul(sch: Schedule, infos: list, roles: _Roles, cfg: MatmulConfig) ->
     bj, tj, jj = sch.split(j, [None, cfg.threads_x, cfg.tile_j])
     ko, ki = sch.split(roles.k.loop_rv, [None, cfg.k_tile])
     # a symbolic row count goes outermost, so the fused block index divides by constants only
-    # (the affine-binding check of `bind` does not follow a division by a symbolic extent)
-    outer = [bi, *batch, bj] if not isinstance(sch.get(bi).extent, IntImm) else [*batch, bi, bj]
-    sch.reorder(*outer, ko, ti, tj, ki, ii, jj)
-    bx = sch.fuse(*outer)
+    # (the affine-binding check of `bind` does not follow a division by a symbolic extent); a
+    # second symbolic extent (attention's scores over a symbolic sequence) puts the row tiles on
+    # blockIdx.y instead, the others fused into blockIdx.x, symbolic outermost
+    def static(lp) -> bool:
+        return isinstance(sch.get(lp).extent, IntImm)
+
+    if not static(bi) and not all(static(lp) for lp in (*batch, bj)):
+        outer = sorted([*batch, bj], key=static)
+        sch.reorder(bi, *outer, ko, ti, tj, ki, ii, jj)
+        sch.bind(bi, "blockIdx.y")
+    else:
+        outer = [bi, *batch, bj] if not static(bi) else [*batch, bi, bj]
+        sch.reorder(*outer, ko, ti, tj, ki, ii, jj)
+    bx = sch.fuse(*outer) if len(outer) > 1 else outer[0]
     sch.bind(bx, "blockIdx.x")
     sch.bind(ti, "threadIdx.y")
     sch.bind(tj, "threadIdx.x")
@@ -256,15 +273,48 @@ def tile_matmul(sch: Schedule, infos: list, roles: _Roles, cfg: MatmulConfig) ->
             _, ty, tx = sch.split(fused, [None, cfg.threads_y, cfg.threads_x])
             sch.bind(ty, "threadIdx.y")
             sch.bind(tx, "threadIdx.x")
+    try:  # the register tile zeroed once before the k loop rather than tested on every step
+        sch.decompose_reduction(block, ko)
+    except ScheduleError:
+        pass
     for buf in staged_bufs:
         index = next(n for n, r in enumerate(sch.get(block).reads) if r.buffer is buf)
         staged = sch.cache_read(block, index, "shared", consumer_blocks=[block])  # others read it too
         sch.compute_at(staged, ko)
         loops = _below(sch, staged, ko)
+        width = _vector_width(sch, loops, buf, cfg)
+        vec = None
+        if width > 1:  # each thread copies `width` neighbours along the tile's rows at once
+            loops[-1], vec = sch.split(loops[-1], [None, width])
         fused = sch.fuse(*loops) if len(loops) > 1 else loops[0]
         _, ty, tx = sch.split(fused, [None, cfg.threads_y, cfg.threads_x])
+        if vec is not None:
+            sch.vectorize(vec)
         sch.bind(ty, "threadIdx.y")
         sch.bind(tx, "threadIdx.x")
+
+
+def _vector_width(sch: Schedule, loops: list, buf, cfg: MatmulConfig) -> int:
+    """The elements each thread copies at once into a shared tile (one 64- or 128-bit load): the
+    widest of `cfg.vector`, its halves, ... that divides the tile's rows and the global rows of
+    `buf` (so every group starts at an aligned element) and leaves every thread the same whole
+    number of groups (no bound check inside the copy); 1 when none does."""
+    extents = [sch.get(lp).extent for lp in loops]
+    if not all(isinstance(e, IntImm) for e in extents) or buf.strides or not buf.shape:
+        return 1
+    if not isinstance(buf.shape[-1], IntImm):  # the row length sets the alignment; others may be symbolic
+        return 1
+    size = 1
+    for e in extents:
+        size *= e.value
+    threads = cfg.threads_x * cfg.threads_y
+    width = cfg.vector
+    while width > 1:
+        if (DataType(buf.dtype).bits * width <= 128 and extents[-1].value % width == 0
+                and buf.shape[-1].value % width == 0 and size % (threads * width) == 0):
+            return width
+        width //= 2
+    return 1
 
 
 def _bind_tile(sch: Schedule, loops: list, cfg: MatmulConfig, i_first: bool) -> None:
@@ -310,6 +360,7 @@ class GEMV(ScheduleRule):
     def apply(self, func: PrimFunc, target, tunable: bool) -> Schedule | None:
         if not isinstance(func, PrimFunc) or not target.is_gpu:
             return None
+        func = prepare(func)
         sch = Schedule(func)
         try:
             found = _find(sch)

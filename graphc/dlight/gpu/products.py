@@ -13,9 +13,9 @@ of its root scope:
 - each injective block gets a thread per element (`bind_spatial`).
 
 It applies when at least two blocks are matrix products and every other block is one of
-those kinds; a product that `tile_matmul` refuses (two symbolic extents among its rows and
-columns: a symbolic sequence length) makes it decline (`Fallback` then schedules the
-function block by block with the same helpers, the refused product in generic form).
+those kinds; a product that `tile_matmul` refuses makes it decline (`Fallback` then schedules
+the function block by block with the same helpers). A symbolic sequence length, which makes
+both of the scores' axes symbolic, is tiled too: the row tiles go to blockIdx.y.
 
 >>> from graphc import te
 >>> from graphc.target import Target

@@ -38,7 +38,7 @@ from ...tir.function import PrimFunc
 from ...tir.schedule import Schedule
 from ..base import ScheduleRule, get_block_info, try_inline
 from ..base.analysis import BlockInfo, is_output_block, normalize_prim_func
-from .utils import max_threads, thread_extent
+from .utils import max_threads, prepare, thread_extent
 
 _ROW = re.compile(r"S*R+")
 
@@ -144,6 +144,7 @@ class _RowRule(ScheduleRule):
     def apply(self, func: PrimFunc, target, tunable: bool) -> Schedule | None:
         if not isinstance(func, PrimFunc) or not target.is_gpu:
             return None
+        func = prepare(func)
         sch = Schedule(func)
         try:
             plan = _plan(sch)

@@ -37,7 +37,7 @@ from ...tir.function import PrimFunc
 from ...tir.schedule import Schedule
 from ..base import ScheduleRule, try_inline
 from ..base.analysis import block_realize, block_regions, is_output_block
-from .utils import max_threads
+from .utils import max_threads, prepare
 
 
 @dataclass(frozen=True)
@@ -90,6 +90,7 @@ class Transpose(ScheduleRule):
     def apply(self, func: PrimFunc, target, tunable: bool) -> Schedule | None:
         if not isinstance(func, PrimFunc) or not target.is_gpu:
             return None
+        func = prepare(func)
         cfg = self.config
         if cfg.tile * cfg.threads_y > max_threads(target) or cfg.tile % cfg.threads_y:
             return None

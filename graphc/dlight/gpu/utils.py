@@ -17,6 +17,15 @@ from ...tir.stmt import BlockRealize, For, ForKind
 from ..base.analysis import BlockInfo, get_block_info
 
 
+def prepare(func):
+    """`func` as every GPU rule schedules it: 16-bit sums accumulating in float32
+    (`accumulate.py`), then 32-bit indices where they are exact (`narrow.py`)."""
+    from .accumulate import promote_accumulators
+    from .narrow import narrow_indices
+
+    return narrow_indices(promote_accumulators(func))
+
+
 def max_threads(target) -> int:
     """The most threads one block may run on `target`."""
     return int(target.max_num_threads)
@@ -122,6 +131,7 @@ __all__ = [
     "is_bound",
     "leading_spatial",
     "max_threads",
+    "prepare",
     "single_thread_function",
     "thread_extent",
     "warp_size",

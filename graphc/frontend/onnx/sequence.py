@@ -3,7 +3,10 @@ ConcatFromSequence, Optional, OptionalHasElement, OptionalGetElement.
 
 A sequence is a list of values whose length is known at import (a Relax tuple where it
 crosses the function boundary: a graph input with element shapes in `shape_dict`, or an
-output); positions must be known at import too. An optional is its value, or None when
+output). A sequence whose length is known only at run time (one carried through a loop the
+VM runs, a split into a number of pieces read from a tensor) is a Relax value of
+`ObjectStructInfo` (a tuple in the VM) that the `vm.builtin.sequence_*` builtins work on; the
+importer remembers its elements' dtype and rank. An optional is its value, or None when
 empty.
 """
 
@@ -16,6 +19,51 @@ from .common import Emitting, int_list, ndim_of, norm_axis, shape_of
 from .registry import converter
 
 op = Emitting(relax.op)
+
+
+def is_run_time(value) -> bool:
+    """Whether `value` is a sequence of a length known only at run time."""
+    return isinstance(value, relax.Expr) and isinstance(value.struct_info, relax.ObjectStructInfo)
+
+
+def run_time_sequence(importer, expr, dtype: str, ndim: int = -1):
+    """`expr` (a VM tuple of tensors) bound as a run-time sequence of `dtype`/`ndim` elements."""
+    var = expr if isinstance(expr, relax.Var) else importer.emit(expr)
+    _elements(importer)[var] = (dtype, ndim)
+    return var
+
+
+def element_info(importer, value) -> tuple | None:
+    """(dtype, rank) of the elements of a sequence, a list or a run-time one: the rank -1 if
+    it is unknown or differs between elements, None (and the dtype too) if the sequence has
+    no element yet; None if nothing is known."""
+    if isinstance(value, list):
+        if not value:
+            return (None, None)  # no element yet: the first one inserted decides
+        infos = {(v.struct_info.dtype, v.struct_info.ndim) for v in value if hasattr(v, "struct_info")}
+        if len(infos) == 1:
+            return infos.pop()
+        dtypes = {d for d, _ in infos}
+        return (dtypes.pop(), -1) if len(dtypes) == 1 else None
+    return _elements(importer).get(value)
+
+
+def _elements(importer) -> dict:
+    table = getattr(importer, "_sequence_elements", None)
+    if table is None:
+        table = importer._sequence_elements = {}
+    return table
+
+
+def _packed(node, name: str, *args, sinfo):
+    return node.importer.emit(relax.op.call_pure_packed(name, *args, sinfo_args=sinfo))
+
+
+def _run_time_info(node, value) -> tuple[str, int]:
+    info = element_info(node.importer, value)
+    if info is None or info[0] is None:
+        raise node.error("the element type of this run-time sequence is unknown")
+    return info[0], -1 if info[1] is None else info[1]
 
 
 def _sequence(node, index: int) -> list:
@@ -55,12 +103,32 @@ def sequence_empty(node):
 
 @converter("SequenceAt", since=11)
 def sequence_at(node):
+    if is_run_time(node.value(0)):
+        seq = node.value(0)
+        dtype, ndim = _run_time_info(node, seq)
+        pos = node.input(1)
+        out = _packed(node, "vm.builtin.sequence_at", seq, pos, node.where,
+                      sinfo=relax.TensorStructInfo(dtype=dtype, ndim=ndim))
+        return node.importer.refine(out, "seq") if ndim >= 0 else out
     seq = _sequence(node, 0)
     return seq[_position(node, 1, len(seq), 0)]
 
 
 @converter("SequenceInsert", since=11)
 def sequence_insert(node):
+    if is_run_time(node.value(0)):
+        seq, tensor = node.value(0), node.input(1)
+        _, ndim = element_info(node.importer, seq) or (None, -1)
+        dtype = tensor.struct_info.dtype
+        if ndim is None:  # the first element decides
+            ndim = tensor.struct_info.ndim
+        elif tensor.struct_info.ndim != ndim:
+            ndim = -1
+        has_pos = node.has_input(2)
+        pos = node.input(2) if has_pos else relax.const(0, "int64")
+        out = _packed(node, "vm.builtin.sequence_insert", seq, tensor, relax.PrimValue(int(has_pos)), pos,
+                      node.where, sinfo=relax.ObjectStructInfo())
+        return run_time_sequence(node.importer, out, dtype, ndim)
     seq = _sequence(node, 0)
     if node.has_input(2) and node.const(2) is None:
         return _insert_at_run_time(node, seq, node.input(1), node.input(2))
@@ -101,6 +169,14 @@ def _insert_at_run_time(node, seq: list, tensor, position):
 
 @converter("SequenceErase", since=11)
 def sequence_erase(node):
+    if is_run_time(node.value(0)):
+        seq = node.value(0)
+        dtype, ndim = _run_time_info(node, seq)
+        has_pos = node.has_input(1)
+        pos = node.input(1) if has_pos else relax.const(0, "int64")
+        out = _packed(node, "vm.builtin.sequence_erase", seq, relax.PrimValue(int(has_pos)), pos, node.where,
+                      sinfo=relax.ObjectStructInfo())
+        return run_time_sequence(node.importer, out, dtype, ndim)
     seq = _sequence(node, 0)
     pos = _position(node, 1, len(seq), len(seq) - 1)
     return seq[:pos] + seq[pos + 1 :]
@@ -108,6 +184,9 @@ def sequence_erase(node):
 
 @converter("SequenceLength", since=11)
 def sequence_length(node):
+    if is_run_time(node.value(0)):
+        return _packed(node, "vm.builtin.sequence_length", node.value(0),
+                       sinfo=relax.TensorStructInfo([], "int64"))
     return np.asarray(len(_sequence(node, 0)), dtype="int64")
 
 
@@ -138,6 +217,18 @@ def split_to_sequence(node):
 
 @converter("ConcatFromSequence", since=11)
 def concat_from_sequence(node):
+    if is_run_time(node.value(0)):
+        seq = node.value(0)
+        dtype, ndim = _run_time_info(node, seq)
+        new_axis = bool(node.attr("new_axis", 0))
+        if ndim < 0:
+            raise node.error("concatenating a run-time sequence whose elements' rank is unknown")
+        rank = ndim + (1 if new_axis else 0)
+        axis = norm_axis(node.attr("axis"), rank, node)
+        sinfo = relax.TensorStructInfo(dtype=dtype, ndim=rank)
+        out = _packed(node, "vm.builtin.concat_from_sequence", seq, relax.PrimValue(axis),
+                      relax.PrimValue(int(new_axis)), node.where, sinfo=sinfo)
+        return node.importer.refine(out, "concat")
     seq = _sequence(node, 0)
     if not seq:
         raise node.error("concatenating an empty sequence")
@@ -174,11 +265,10 @@ def _split_at_run_time(node, x, axis: int, n: int) -> list:
     from .common import dynamic_slice
 
     split = node.input(1)
-    if ndim_of(split) != 1:
-        raise node.error(
-            "a scalar split computed at run time makes a sequence whose length graphc does not "
-            "know at import (give the split as a constant)"
-        )
+    if ndim_of(split) != 1:  # a scalar: the number of pieces is known only at run time
+        out = _packed(node, "vm.builtin.split_to_sequence", x, split, relax.PrimValue(axis), node.where,
+                      sinfo=relax.ObjectStructInfo())
+        return run_time_sequence(node.importer, out, x.struct_info.dtype, ndim_of(x))
     sizes = node.ints(1, "split")
     total = relax.const(n, "int64")
     summed = op.sum(op.astype(split, "int64"))

@@ -29,6 +29,7 @@ from __future__ import annotations
 import builtins
 
 from ...errors import TypeInferenceError
+from ...ir.module import GlobalVar
 from ...tir.expr import IntImm, PrimExpr
 from ..expr import Call, Expr, ExternFunc, PrimValue, StringImm, Tuple
 from ..struct_info import (
@@ -105,8 +106,9 @@ def _func(func) -> Expr:
 
 
 def _arg(value) -> Expr:
-    """A packed call argument: Exprs as they are; numbers, strings and PrimExprs as Relax values."""
-    if isinstance(value, Expr):
+    """A packed call argument: Exprs and GlobalVars (a function of the module, passed as a value)
+    as they are; numbers, strings and PrimExprs as Relax values."""
+    if isinstance(value, Expr | GlobalVar):
         return value
     if isinstance(value, builtins.str):
         return StringImm(value)

@@ -200,6 +200,8 @@ class CodeGenC(ExprPrinter):
         if kind == tir_stmt.ForKind.THREAD_BINDING:
             raise CodegenError(f"{self.func_name}: loop {op.loop_var.name} is still bound to a thread; run "
                                "graphc.lower first")
+        if kind == tir_stmt.ForKind.VECTORIZED and self.vector_copy(op):
+            return
         start, extent = self.expr(op.min), self.expr(op.extent)
         ty = self.d.type_name(op.loop_var.dtype)
         name = self.bind_name(op.loop_var)
@@ -210,6 +212,49 @@ class CodeGenC(ExprPrinter):
         with self.analyzer._scoped_bind(op.loop_var, tir_expr.Range(op.min, op.extent)):
             self.block(op.body)
         self.line("}")
+
+    def vector_copy(self, op) -> bool:
+        """Print a vectorized loop `dst[b + v] = src[b' + v]` of 2 or 4 32-bit lanes as one vector
+        load and store (CUDA float4/float2, OpenCL vload4/vstore4) when both starts are provably
+        multiples of the lane count; False (nothing printed) otherwise. Barriers in its body come
+        after it: the lanes of a vectorized loop are independent."""
+        if self.d.name not in ("cuda", "opencl") or not isinstance(op.extent, tir_expr.IntImm):
+            return False
+        lanes = op.extent.value
+        body = list(op.body.seq) if isinstance(op.body, tir_stmt.SeqStmt) else [op.body]
+        store, rest = body[0], body[1:]
+        if (lanes not in (2, 4) or not _is_zero(op.min) or not isinstance(store, tir_stmt.BufferStore)
+                or not isinstance(store.value, tir_expr.BufferLoad)
+                or not all(isinstance(r, tir_stmt.Evaluate) and isinstance(r.value, tir_expr.Call)
+                           and r.value.op == "tir.tvm_storage_sync" for r in rest)):
+            return False
+        load = store.value
+        scalar = {"float32": "float", "int32": "int", "uint32": "uint"}.get(str(store.buffer.dtype))
+        if scalar is None or str(load.buffer.dtype) != str(store.buffer.dtype):
+            return False
+        starts = []
+        for buf, indices in ((store.buffer, store.indices), (load.buffer, load.indices)):
+            if len(indices) != 1 or not _is_zero(buf.elem_offset):
+                return False
+            from ...tir.functor import substitute
+
+            start = substitute(indices[0], {op.loop_var: tir_expr.IntImm(op.loop_var.dtype, 0)})
+            with self.analyzer._scoped_bind(op.loop_var, tir_expr.Range(op.min, op.extent)):
+                if not self.analyzer.can_prove_equal(indices[0], start + op.loop_var):
+                    return False
+            mod = self.analyzer.modular_set(start)
+            if mod.coeff % lanes or mod.base % lanes:
+                return False
+            starts.append(_strip(self.expr(start)))
+        dst, src = (f"({self.pointer(b)} + {x})" for b, x in zip((store.buffer, load.buffer), starts))
+        if self.d.name == "cuda":
+            vec = f"{scalar}{lanes}"
+            self.line(f"*(({vec}*){dst}) = *((const {vec}*){src});")
+        else:
+            self.line(f"vstore{lanes}(vload{lanes}(0, {src}), 0, {dst});")
+        for r in rest:
+            self.stmt(r)
+        return True
 
     def s_AssertStmt(self, op) -> None:
         if self.d.name == "c":
@@ -236,7 +281,8 @@ class CodeGenC(ExprPrinter):
             if not static:
                 raise CodegenError(f"{self.func_name}: shared buffer {op.buffer_var.name} has a "
                                    "non-constant size")
-            self.top.append(f"{self.d.shared} {storage} {name}[{max(count, 1)}];")
+            align = " __align__(16)" if self.d.name == "cuda" else ""  # for vector copies
+            self.top.append(f"{self.d.shared}{align} {storage} {name}[{max(count, 1)}];")
             self.stmt(op.body)
             return
         if self.d.name != "c":
@@ -414,3 +460,7 @@ def _strip(text: str) -> str:
 
 
 __all__ = ["CodeGenC"]
+
+
+def _is_zero(x) -> bool:
+    return x is None or (isinstance(x, tir_expr.IntImm) and x.value == 0)

@@ -386,21 +386,24 @@ def _attention(batch, heads, seq, dim):
 def test_matmul_tiles_both_products_of_attention(seq):
     n = seq if seq is not None else tir.Var("n", "int32")
     func = _attention(1, 2, n, 16)
-    if seq is None:  # a symbolic sequence: both of the scores' axes are symbolic, which tiling refuses
-        assert gpu.Matmul().apply(func, Target("opencl"), False) is None
-        (cpu,), (dev,) = run_both(func, [gpu.Fallback()], [3], shapes={k: (1, 20, 2, 16) for k in range(4)})
-        np.testing.assert_allclose(dev, cpu, rtol=1e-4, atol=1e-6)
-        return
     assert taken_by(func) == "Matmul"
     scheduled = schedule(func, [gpu.Matmul()])
     assert sum(1 for s in _stmts(scheduled, tir.Block) for b in s.alloc_buffers if b.scope == "shared") == 4
-    (cpu,), (dev,) = run_both(func, [gpu.Matmul()], [3])
+    if seq is None:  # both of the scores' axes are symbolic: their row tiles go to blockIdx.y
+        assert "blockIdx.y" in _bindings(scheduled)
+    shapes = None if seq is not None else {k: (1, 20, 2, 16) for k in range(4)}
+    (cpu,), (dev,) = run_both(func, [gpu.Matmul()], [3], shapes=shapes)
     np.testing.assert_allclose(dev, cpu, rtol=1e-4, atol=1e-6)
+    if seq is None:  # and a sequence the tiles do not divide, longer than one tile
+        (cpu,), (dev,) = run_both(func, [gpu.Matmul()], [3], shapes={k: (1, 45, 2, 16) for k in range(4)})
+        np.testing.assert_allclose(dev, cpu, rtol=1e-4, atol=1e-6)
 
 
 def test_attention_kernels_compile_to_cubins_without_spills():
-    mod = IRModule({"attention": schedule(_attention(1, 12, 128, 64), [gpu.Matmul()], "cuda")
-                    .with_attr("global_symbol", "attention")})
+    n = tir.Var("n", "int32")  # and over a symbolic sequence
+    mod = IRModule({name: schedule(f, [gpu.Matmul()], "cuda").with_attr("global_symbol", name)
+                    for name, f in (("attention", _attention(1, 12, 128, 64)),
+                                    ("attention_n", _attention(1, 12, n, 64)))})
     usage = check_cubins(mod)
     for info in usage.values():
         # the staged tiles are one head wide (4 KiB), the register tiles stay in registers, no

@@ -6,7 +6,6 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from onnx_testing import check_model, make_model, rand
 
-from graphc.errors import FrontendError
 from graphc.frontend.onnx import from_onnx
 from graphc.frontend.onnx.backend import GraphcBackend
 
@@ -78,26 +77,6 @@ def test_loop_with_a_constant_trip_count_is_unrolled():
         initializers=inits,
     )
     check_model(model, [np.array([1.0, -2.0], "float32")])
-
-
-def test_a_loop_with_a_run_time_trip_count_is_refused_by_name():
-    body = helper.make_graph(
-        [helper.make_node("Identity", ["c"], ["c2"]), helper.make_node("Identity", ["v"], ["v2"])],
-        "body",
-        [
-            helper.make_tensor_value_info("i", TensorProto.INT64, []),
-            helper.make_tensor_value_info("c", TensorProto.BOOL, []),
-            helper.make_tensor_value_info("v", TensorProto.FLOAT, [2]),
-        ],
-        [
-            helper.make_tensor_value_info("c2", TensorProto.BOOL, []),
-            helper.make_tensor_value_info("v2", TensorProto.FLOAT, [2]),
-        ],
-    )
-    node = helper.make_node("Loop", ["M", "", "x"], ["y"], body=body, name="L")
-    model = make_model([node], [("M", np.int64, []), ("x", None, [2])], [("y", TensorProto.FLOAT, [2])])
-    with pytest.raises(FrontendError, match="Loop node 'L'.*trip count"):
-        from_onnx(model)
 
 
 def test_scan_accumulates_along_the_sequence():
