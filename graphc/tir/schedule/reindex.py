@@ -141,7 +141,8 @@ def reindex(func, func_name: str, name: str, buffer):
     used = [iv for iv in block.iter_vars if any(uses_var(e, iv.var) for e in index)]
     # a reduction's init runs where its reduce iters start: the loops must reach that too
     reduce_ivs = [iv for iv in block.iter_vars if iv.iter_type == IterType.COMM_REDUCE] if is_write else []
-    _check_loops_cover(func, path, used, what)
+    if is_write:  # a read's copy may fetch more than the block uses; a write-back may not
+        _check_loops_cover(func, path, used, what)
     _check_loops_cover(func, path, [iv for iv in reduce_ivs if iv not in used], what, start_only=True)
     new_name = f"{buf.name}_reindex"
     if find_block_path(func.body, new_name) is not None:
