@@ -134,7 +134,7 @@ class IterMapper:
                 out = const(fx[0] // fc[0], x.dtype)
                 for v, k in powers.items():
                     for _ in range(k):
-                        out = v if _is_one(out) else out * v
+                        out = v.expr if _is_one(out) else out * v.expr
                 return out
         return self._simplify(floordiv(x, c))
 
@@ -399,12 +399,31 @@ class IterMapper:
         return out
 
 
+class _Factor:
+    """A symbolic factor of a product (a Var, or an expression such as `(m + 31) // 32` taken
+    whole): equal when structurally equal, so `(m + 31) // 32 * 2` divides `(m + 31) // 32 * 6`."""
+
+    def __init__(self, expr):
+        self.expr, self._key = expr, str(expr)
+
+    def __eq__(self, other):
+        return isinstance(other, _Factor) and self._key == other._key
+
+    def __hash__(self):
+        return hash(self._key)
+
+    def __mul__(self, other):
+        return self.expr * (other.expr if isinstance(other, _Factor) else other)
+
+    def __rmul__(self, other):
+        return other * self.expr
+
+
 def _product_form(expr):
-    """(constant, {Var: power}) when `expr` is a product of constants and variables."""
+    """(constant, {factor: power}) when `expr` is a product of constants and symbolic factors
+    (variables, or other expressions that contain no multiplication by a constant)."""
     if isinstance(expr, IntImm):
         return expr.value, {}
-    if isinstance(expr, Var):
-        return 1, {expr: 1}
     if isinstance(expr, Mul):
         a, b = _product_form(expr.a), _product_form(expr.b)
         if a is None or b is None:
@@ -413,6 +432,8 @@ def _product_form(expr):
         for v, k in b[1].items():
             powers[v] = powers.get(v, 0) + k
         return a[0] * b[0], powers
+    if isinstance(expr, PrimExpr) and _is_int(expr.dtype):
+        return 1, {_Factor(expr): 1}
     return None
 
 
@@ -450,9 +471,14 @@ def _tighten(predicate, dom: dict):
         term = terms.pop()
         if isinstance(term, And):
             terms += [term.a, term.b]
-        elif (isinstance(term, LT) and isinstance(term.a, Var) and term.a in dom
-              and isinstance(term.b, IntImm) and isinstance(dom[term.a].min, IntImm)
-              and isinstance(dom[term.a].extent, IntImm)):
+        elif (
+            isinstance(term, LT)
+            and isinstance(term.a, Var)
+            and term.a in dom
+            and isinstance(term.b, IntImm)
+            and isinstance(dom[term.a].min, IntImm)
+            and isinstance(dom[term.a].extent, IntImm)
+        ):
             r = dom[term.a]
             extent = max(min(r.extent.value, term.b.value - r.min.value), 0)
             dom = {**dom, term.a: Range(r.min, const(extent, r.extent.dtype))}

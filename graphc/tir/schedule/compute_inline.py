@@ -33,7 +33,7 @@ from ..analysis.block_access import get_block_read_write_region
 from ..analysis.var_use import used_vars
 from ..expr import IntImm, PrimExpr, Var
 from ..functor import StmtExprMutator, StmtExprVisitor, substitute
-from ..stmt import Block, BlockRealize, BufferStore, IterType
+from ..stmt import Block, BlockRealize, BufferStore, IfThenElse, IterType
 from .state import (
     enclosing_block,
     find_block_path,
@@ -291,7 +291,16 @@ def reverse_compute_inline(func, func_name: str, name: str):
     first = loads[0]
     if any(not same_expr(tuple(x.indices), tuple(first.indices)) for x in loads[1:]):
         raise ScheduleError(f"cannot {what}: it loads {buf.name} at different indices")
-    pstore = _single_store(producer, "producers computing one element per instance")
+    # a producer guarded by an `if` (what an earlier reverse_compute_inline leaves) absorbs the
+    # consumer too, as in TVM: the store inside the `if` is rewritten
+    pguard = None
+    if isinstance(producer.body, IfThenElse) and producer.body.else_case is None:
+        pguard = producer.body.condition
+        pstore = _single_store(
+            producer.replace(body=producer.body.then_case), "producers computing one element per instance"
+        )
+    else:
+        pstore = _single_store(producer, "producers computing one element per instance")
     if pstore.buffer is not buf:
         raise ScheduleError(f"cannot {what}: producer {producer.name_hint!r} does not store {buf.name}")
     doms = {iv.var: iv.dom for iv in block.iter_vars}
@@ -324,7 +333,16 @@ def reverse_compute_inline(func, func_name: str, name: str):
         if not ana.can_prove(expr < iv.dom.min + iv.dom.extent):
             conds.append(expr < simplify(iv.dom.min + iv.dom.extent))
     pbind = {iv.var: v for iv, v in zip(producer.iter_vars, prod_realize.iter_values)}
-    predicate = _and_all([substitute(ana.simplify(c), pbind) for c in conds])
+    guard = _and_all([ana.simplify(c) for c in conds])  # over the producer's iter vars
+    if pguard is not None:
+        with ana.constraint_scope(guard):
+            if not ana.can_prove(pguard):
+                raise ScheduleError(
+                    f"cannot {what}: producer {producer.name_hint!r} stores {buf.name} only where "
+                    f"{pguard}, which does not hold for every element the block reads"
+                )
+        guard = pguard if _is_true(guard) else guard
+    predicate = substitute(guard, pbind)
     if not _is_true(prod_realize.predicate):
         with ana.constraint_scope(predicate):
             if not ana.can_prove(prod_realize.predicate):
@@ -345,9 +363,13 @@ def reverse_compute_inline(func, func_name: str, name: str):
     value = substitute(_Swap().visit_expr(store.value), vmap)
     indices = tuple(simplify(substitute(_Swap().visit_expr(i), vmap)) for i in store.indices)
     new_store = BufferStore(store.buffer, value, indices)
-    reads, writes = get_block_read_write_region(producer.replace(body=new_store))
-    new_producer = producer.replace(body=new_store, reads=reads, writes=writes)
-    new_realize = prod_realize.replace(block=new_producer, predicate=predicate)
+    # as TVM (>= 0.17): where the producer computes more than the consumer stored, the store is
+    # guarded by an `if` over the producer's iter vars in the block body (the realize keeps its
+    # own predicate)
+    new_body = new_store if _is_true(guard) else IfThenElse(guard, new_store)
+    reads, writes = get_block_read_write_region(producer.replace(body=new_body))
+    new_producer = producer.replace(body=new_body, reads=reads, writes=writes)
+    new_realize = prod_realize.replace(block=new_producer)
     body = replace_stmts(func.body, {removal_root(path): None, prod_realize: new_realize})
     body = _drop_alloc(body, buf)
     return func.with_body(body)

@@ -203,8 +203,12 @@ def _domains(func) -> dict:
     return dom
 
 
-def transform_layout(func, func_name: str, block_name: str, buffer, index_map, pad_value=None):
-    """Store `buffer` under the indices `index_map` gives (see the module docstring)."""
+def transform_layout(
+    func, func_name: str, block_name: str, buffer, index_map, pad_value=None, assume_injective=False
+):
+    """Store `buffer` under the indices `index_map` gives (see the module docstring). With
+    `assume_injective` (TVM's `assume_injective_transform`) and no `pad_value`, a map that leaves
+    positions unused is taken as is: the caller promises nothing reads them."""
     what = "transform_layout"
     buf = resolve_buffer(func, block_name, buffer, what)
     what = f"transform the layout of {buf.name}"
@@ -213,6 +217,7 @@ def transform_layout(func, func_name: str, block_name: str, buffer, index_map, p
             m.source.buffer is buf or m.buffer is buf for m in stmt.match_buffers
         ):
             raise ScheduleError(f"cannot {what}: it is matched by block {stmt.name_hint!r} (match_buffer)")
+    pad_value = _check_pad_value(pad_value, buf, what)
     olds = [Var(f"i{k}", d.dtype) for k, d in enumerate(buf.shape)]
     try:
         outs = apply_map(index_map, olds, what)
@@ -231,7 +236,7 @@ def transform_layout(func, func_name: str, block_name: str, buffer, index_map, p
     news = [Var(f"n{k}", d.dtype) for k, d in enumerate(new_shape)]
     inverse = structural_inverse(olds, outs, news, what)
     onto, pad_cond = _check_bijective(ana, buf, olds, outs, news, new_shape, inverse, what)
-    if not onto and pad_value is None:
+    if not onto and pad_value is None and not assume_injective:
         raise ScheduleError(
             f"cannot {what}: the index map is not bijective, it maps shape {_shape(buf.shape)} into "
             f"{_shape(new_shape)} leaving positions no element maps to; pass pad_value to fill them"
@@ -243,7 +248,7 @@ def transform_layout(func, func_name: str, block_name: str, buffer, index_map, p
     body = _Rewriter(buf, new_buf, index_map, ana_all).visit_stmt(func.body)
     buffer_map = {h: (new_buf if b is buf else b) for h, b in func.buffer_map.items()}
     new_func = func.replace(body=body, buffer_map=buffer_map)
-    if not onto:
+    if not onto and pad_value is not None:
         new_func = _add_pad_block(new_func, new_buf, news, pad_cond, pad_value, what)
     return new_func
 
@@ -302,6 +307,32 @@ def _check_bijective(ana, buf, olds, outs, news, new_shape, inverse, what):
     for c in conds[1:]:
         cond = logical_or(cond, c)
     return False, cond
+
+
+def _check_pad_value(pad_value, buf, what: str):
+    """`pad_value` as an expression of the buffer's dtype, refusing a mismatch as TVM does: a
+    Python int fills an integer buffer, a Python float a float buffer; an expression must have
+    the buffer's dtype exactly (`IntImm("int8", 0)` cannot pad an int32 buffer)."""
+    if pad_value is None:
+        return None
+    is_float = buf.dtype.startswith(("float", "bfloat"))
+    if isinstance(pad_value, PrimExpr):
+        if pad_value.dtype != buf.dtype:
+            raise ScheduleError(
+                f"cannot {what}: pad_value {pad_value} has dtype {pad_value.dtype}; the buffer is {buf.dtype}"
+            )
+        return pad_value
+    if (
+        isinstance(pad_value, bool)
+        or not isinstance(pad_value, int | float)
+        or (isinstance(pad_value, float) and not is_float)
+        or (isinstance(pad_value, int) and is_float)
+    ):
+        raise ScheduleError(
+            f"cannot {what}: pad_value {pad_value!r} ({type(pad_value).__name__}) does not match the "
+            f"buffer's dtype {buf.dtype}"
+        )
+    return convert(pad_value, buf.dtype)
 
 
 def _add_pad_block(func, buf, news, cond, pad_value, what):

@@ -114,6 +114,14 @@ def reindex(func, func_name: str, name: str, buffer):
         )
     if not is_write and buf in write_buffers(block):
         raise ScheduleError(f"cannot {what}: the block also writes {buf.name}; reindex it as a write")
+    if is_write and block.init is None and buf in read_buffers(block):
+        # an update without its init (one part of a partitioned reduction, or what
+        # decompose_reduction leaves) accumulates onto values other blocks wrote: the fresh
+        # reindex buffer would not hold them. TVM refuses it as neither complete nor a reduction.
+        raise ScheduleError(
+            f"cannot {what}: the block reads the {buf.name} values it updates but has no init, so "
+            f"{buf.name}_reindex would not hold what other blocks wrote"
+        )
     indices = []
     for idx in _accesses(block, buf):
         if not any(same_expr(idx, seen) for seen in indices):
@@ -131,6 +139,11 @@ def reindex(func, func_name: str, name: str, buffer):
     ana = shape_analyzer(func, {iv.var: iv.dom for iv in block.iter_vars if not is_one(iv.dom.extent)})
     index = tuple(ana.simplify(e) for e in index)
     used = [iv for iv in block.iter_vars if any(uses_var(e, iv.var) for e in index)]
+    # a reduction's init runs where its reduce iters start: the loops must reach that too
+    reduce_ivs = [iv for iv in block.iter_vars if iv.iter_type == IterType.COMM_REDUCE] if is_write else []
+    if is_write:  # a read's copy may fetch more than the block uses; a write-back may not
+        _check_loops_cover(func, path, used, what)
+    _check_loops_cover(func, path, [iv for iv in reduce_ivs if iv not in used], what, start_only=True)
     new_name = f"{buf.name}_reindex"
     if find_block_path(func.body, new_name) is not None:
         raise ScheduleError(f"cannot {what}: a block named {new_name!r} already exists")
@@ -159,6 +172,34 @@ def reindex(func, func_name: str, name: str, buffer):
     new_body = replace_stmts(func.body, {scope: new_scope})
     new_body = replace_stmts(new_body, {realize: realize.replace(block=new_block)})
     return func.with_body(new_body), new_name
+
+
+def _check_loops_cover(func, path, used, what, start_only: bool = False) -> None:
+    """The copy runs over the whole domain of each iter the access uses, so the block's loops must
+    visit all of it: one part of a partitioned loop (`i` over [2, 5) of a domain of 5) would
+    have the copy carry unwritten values over what the other part wrote. For a reduce iter
+    (`start_only`) the loops must reach its start, where the init fills the new buffer."""
+    realize = path[-1]
+    dom = {s.loop_var: Range(s.min, s.extent) for s in path[:-1] if isinstance(s, For)}
+    ana = shape_analyzer(func, dom)
+    values = dict(zip((iv.var for iv in realize.block.iter_vars), realize.iter_values))
+    for iv in used:
+        rng = relax_in(ana, values[iv.var], dom)
+        top = iv.dom.min + iv.dom.extent - 1
+        if rng is not None and start_only and ana.can_prove(rng[0] <= iv.dom.min):
+            continue
+        if start_only:
+            raise ScheduleError(
+                f"cannot {what}: its loops never reach the start of reduce iter {iv.var.name} "
+                f"({values[iv.var]} over the loops), where its init fills the new buffer; it would "
+                f"accumulate onto values another block wrote"
+            )
+        if rng is None or not (ana.can_prove(rng[0] <= iv.dom.min) and ana.can_prove(rng[1] >= top)):
+            raise ScheduleError(
+                f"cannot {what}: its loops visit only part of the domain of {iv.var.name} "
+                f"({values[iv.var]} over the loops), so the copy over the whole domain would carry "
+                f"values the block never wrote"
+            )
 
 
 def _check_in_bounds(func, block, buf, index, what) -> None:

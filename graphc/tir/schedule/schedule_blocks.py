@@ -115,6 +115,17 @@ class BlockPrimitives:
         name = self._apply(block, reindex_cache, read_buffer_index, storage_scope, index_map, False)
         return BlockRV(name, block.func_name)
 
+    def cache_index(self, block: BlockRV, storage_scope: str, cse_thresh: int = 0):
+        """TVM's `cache_index` (precompute a block's index expressions into buffers) is not in
+        graphc: it raises ScheduleError naming the block, and the schedule is unchanged. The index
+        arithmetic it would hoist is computed inline; `compute_at` / `cache_read` cover the data
+        reuse (docs/porting.md)."""
+        name = self._name(self._block(block))
+        raise ScheduleError(
+            f"cache_index of block {name!r} into scope {storage_scope!r} is not supported by graphc "
+            f"(TVM's index-precomputation primitive has no graphc implementation)"
+        )
+
     @traced
     def reindex_cache_write(
         self, block: BlockRV, write_buffer_index: int, storage_scope: str, index_map

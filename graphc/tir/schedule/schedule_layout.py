@@ -36,11 +36,16 @@ class LayoutPrimitives:
         return BlockRV(name, fn)
 
     @traced
-    def transform_layout(self, block: BlockRV, buffer, index_map, pad_value=None) -> None:
+    def transform_layout(
+        self, block: BlockRV, buffer, index_map, pad_value=None, assume_injective_transform: bool = False
+    ) -> None:
         """Store `buffer` (("read"|"write", i) of `block`, a name, or a Buffer) at the indices
         `index_map(*old_indices)` gives; every access in the function is rewritten. The map must
-        be bijective, or injective with `pad_value` for the padding (see layout.py). For a
-        parameter buffer the function's signature changes to the new shape."""
+        be bijective, or injective with `pad_value` for the padding (see layout.py), or injective
+        with `assume_injective_transform=True`: the padding is left unwritten, on the caller's
+        promise that nothing reads it. `pad_value` must match the buffer's dtype (a Python int
+        for an integer buffer, a float for a float one). For a parameter buffer the function's
+        signature changes to the new shape."""
         from .layout import resolve_buffer, transform_layout
         from .trace import IndexMap
 
@@ -56,7 +61,7 @@ class LayoutPrimitives:
                     f"cannot transform_layout: the index map must take {len(buf.shape)} indices ({err})"
                 ) from None
             self._record_as = (given, index_map)
-        self._apply(block, transform_layout, buffer, index_map, pad_value)
+        self._apply(block, transform_layout, buffer, index_map, pad_value, assume_injective_transform)
 
     @traced
     def pad_einsum(self, block: BlockRV, padding) -> None:

@@ -20,6 +20,15 @@ DOM3 = {i: R(2), j: R(17), k: R(6)}
         ([i * 6 + j], {i: R(3), j: R(6)}, i * 6 + j < 16, True),  # a non-dividing split
         ([(i * 6 + j) // 4, (i * 6 + j) % 4], {i: R(3), j: R(6)}, i * 6 + j < 16, True),
         ([k // (n * 4), k % (n * 4) // n, k % n], {k: R(n * 32)}, None, True),  # symbolic fuse
+        # division and modulo by a symbolic extent that is not a lone variable (dlight's fused
+        # block index over `(m + 31) // 32` row tiles), with the padded rows cut by `< m`
+        (
+            [k // ((n + 31) // 32 * 2), k % ((n + 31) // 32 * 2) // 2 * 32 + j, k % 2],
+            {k: R((n + 31) // 32 * 6), j: R(32)},
+            k % ((n + 31) // 32 * 2) // 2 * 32 + j < n,
+            True,
+        ),
+        ([k // ((n + 31) // 32 * 4)], {k: R((n + 31) // 32 * 6)}, None, False),  # 4 does not divide 6
         ([i + j], {i: R(4), j: R(8)}, None, False),  # overlapping terms
         ([i * 2 + j], {i: R(4), j: R(4)}, None, False),
         ([2 * i], {i: R(4)}, None, False),  # scale other than 1
@@ -32,8 +41,12 @@ DOM3 = {i: R(2), j: R(17), k: R(6)}
         ([i * 102 + j * 6 + k], DOM3, tir.And(i * 17 + j < 33, (i * 17 + j) * 6 + k < 197), True),
         ([i * 17 + j, k], DOM3, (i * 17 + j) * 6 + k < 197, False),
         # a fused block index of a unit loop and a 2-loop: `v // 2` is always 0 (gpu.Matmul, 2 x 33)
-        ([j, v * 32 + k], {v: R(2), j: R(2), k: R(32)},
-         tir.And(v // 2 * 32 + j < 2, v % 2 * 32 + k < 33), True),  # fmt: skip
+        (
+            [j, v * 32 + k],
+            {v: R(2), j: R(2), k: R(32)},
+            tir.And(v // 2 * 32 + j < 2, v % 2 * 32 + k < 33),
+            True,
+        ),  # fmt: skip
     ],
 )
 def test_is_affine_binding(values, dom, predicate, affine):

@@ -614,3 +614,11 @@ def test_bind_accepts_a_fused_loop_split_by_more_than_its_extent():
     sch.bind(bx, "blockIdx.x")
     sch.bind(tx, "threadIdx.x")
     assert [sch.get(loop).kind for loop in (bx, tx)] == [tir.ForKind.THREAD_BINDING] * 2
+
+
+def test_cache_index_is_refused_clearly():
+    sch = tir.Schedule(two_stage)
+    text = refused(
+        sch, lambda: sch.cache_index("C", "global"), "cache_index", "'C'", "not supported by graphc"
+    )
+    assert "global" in text

@@ -171,10 +171,10 @@ def partial_consumer_inlined(A: T.Buffer((8, 8), "float32"), C: T.Buffer((7, 7),
     for i, j in T.grid(8, 8):
         with T.block("B"):
             vi, vj = T.axis.remap("SS", [i, j])
-            T.where(i < 7 and j < 7)
             T.reads(A[vi, vj])
             T.writes(C[vi, vj])
-            C[vi, vj] = A[vi, vj] * T.float32(2.0) + T.float32(1.0)
+            if vi < 7 and vj < 7:  # TVM >= 0.17's form: an `if` in the body, not a T.where
+                C[vi, vj] = A[vi, vj] * T.float32(2.0) + T.float32(1.0)
 
 
 @T.prim_func

@@ -175,3 +175,55 @@ def test_rfactor_with_a_consumer_in_the_loop_nest():
     sch.rfactor(sch.get_loops(b)[1], 0)
     P.assert_same_result(f, sch.mod["main"])
     assert len(sch.get_loops(r)) == 1 and len(sch.get_loops(b)) == 2
+
+
+@T.prim_func
+def _row_sums(A: T.Buffer((5, 8), "float32"), C: T.Buffer((5,), "float32")):
+    for i, k in T.grid(5, 8):
+        with T.block("C"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                C[vi] = 0.0
+            C[vi] = C[vi] + A[vi, vk]
+
+
+@pytest.mark.parametrize("how", ["loop_partition", "decompose_reduction"])
+def test_reindex_write_of_an_update_without_its_init_is_refused(how):
+    """The part of a reduction that accumulates onto what another block wrote (the second part
+    of a partitioned reduction loop, or decompose_reduction's update) cannot be reindexed: the
+    fresh buffer would not start from those values. The part with the init can."""
+    sch = tir.Schedule(_row_sums)
+    if how == "loop_partition":
+        i, k = sch.get_loops("C")
+        sch.reorder(k, i)
+        sch.loop_partition(k, [None, 3])
+        first, second = sch.get_child_blocks(sch.get_block("root"))
+        update = second
+    else:
+        i, _ = sch.get_loops("C")
+        first = sch.decompose_reduction("C", i)
+        update = sch.get_block("C_update")
+    before = P.snapshot(sch)
+    why = "never reach the start of reduce iter vk" if how == "loop_partition" else "has no init"
+    with pytest.raises(ScheduleError, match=rf"reindex write buffer 0 of block .*{why}"):
+        sch.reindex(update, ("write", 0))
+    P.assert_unchanged(sch, before)
+    if how == "loop_partition":
+        sch.reindex(first, ("write", 0))  # the part holding the init
+        P.assert_same_result(_row_sums, sch.mod["main"])
+
+
+def test_reindex_of_one_part_of_a_partitioned_loop_is_refused():
+    """After loop_partition of a spatial loop each part writes some rows of the buffer: a copy
+    over the whole domain from one part's reindex buffer would overwrite the other part's rows
+    (found by benchmarks/schedule_fuzz.py)."""
+    sch = tir.Schedule(_row_sums)
+    i, _ = sch.get_loops("C")
+    sch.loop_partition(i, [None, 2])
+    _, second = sch.get_child_blocks(sch.get_block("root"))
+    before = P.snapshot(sch)
+    with pytest.raises(
+        ScheduleError, match=r"reindex write buffer 0 of block .*visit only part of the domain of vi"
+    ):
+        sch.reindex(second, ("write", 0))
+    P.assert_unchanged(sch, before)

@@ -210,3 +210,80 @@ def test_transform_layout_of_a_parameter_must_keep_size_vars_bindable():
     np.testing.assert_allclose(out.reshape(-1), np.concatenate([a * 2, [0, 0]]))
     msg = _illegal(sch, lambda: sch.transform_layout(b, "A", lambda i: (i // 4, i % 4), pad_value=0.0))
     assert "size variable m" in msg and "bind" in msg
+
+
+@T.prim_func
+def _fill14(A: T.Buffer((14,), "int32"), F: T.Buffer((14,), "float32")):
+    B = T.alloc_buffer((14,), "int32")
+    G = T.alloc_buffer((14,), "float32")
+    for i in range(14):
+        with T.block("B"):
+            vi = T.axis.spatial(14, i)
+            B[vi] = A[vi] * 3
+    for i in range(14):
+        with T.block("A2"):
+            vi = T.axis.spatial(14, i)
+            A[vi] = B[vi] + 1
+    for i in range(14):
+        with T.block("G"):
+            vi = T.axis.spatial(14, i)
+            G[vi] = F[vi] * 2.0
+    for i in range(14):
+        with T.block("F2"):
+            vi = T.axis.spatial(14, i)
+            F[vi] = G[vi] + 1.0
+
+
+def _same14(f, g):
+    outs = []
+    for fn in (f, g):
+        arrays = [np.arange(14, dtype="int32"), np.linspace(-1, 1, 14, dtype="float32")]
+        run_primfunc(fn, *arrays)
+        outs.append(arrays)
+    for x, y in zip(*outs):
+        np.testing.assert_array_equal(x, y)
+
+
+@pytest.mark.parametrize(
+    "buffer, pad_value, words",
+    [
+        (
+            "B",
+            tir.IntImm("int8", 0),
+            ["pad_value T.int8(0) has dtype int8", "int32"],
+        ),  # an expression of another dtype
+        ("G", 0, ["pad_value 0 (int)", "float32"]),  # an int for a float buffer
+        ("B", 0.5, ["pad_value 0.5 (float)", "int32"]),  # a float for an int buffer
+    ],
+)
+def test_transform_layout_pad_value_must_match_the_buffer_dtype(buffer, pad_value, words):
+    sch = tir.Schedule(_fill14)
+    block = "B" if buffer == "B" else "G"
+    msg = _illegal(
+        sch, lambda: sch.transform_layout(block, buffer, lambda i: (i // 4, i % 4), pad_value=pad_value)
+    )
+    assert f"transform the layout of {buffer}" in msg
+    for word in words:
+        assert word in msg, msg
+
+
+def test_transform_layout_pad_value_of_the_buffer_dtype():
+    sch = tir.Schedule(_fill14)
+    sch.transform_layout("B", "B", lambda i: (i // 4, i % 4), pad_value=7)  # a Python int, int32 buffer
+    sch.transform_layout("G", "G", lambda i: (i // 4, i % 4), pad_value=tir.FloatImm("float32", 0.0))
+    _same14(_fill14, sch.mod["main"])
+
+
+def test_transform_layout_assume_injective_leaves_the_padding_unwritten():
+    sch = tir.Schedule(_fill14)
+    before = P.snapshot(sch)
+    msg = _illegal(sch, lambda: sch.transform_layout("B", "B", lambda i: (i // 4, i % 4)))
+    assert "pass pad_value" in msg
+    P.assert_unchanged(sch, before)
+    sch.transform_layout("B", "B", lambda i: (i // 4, i % 4), assume_injective_transform=True)
+    func = sch.mod["main"]
+    assert not any(
+        isinstance(s, tir.Block) and s.name_hint.endswith("_pad") for s in tir.schedule.state.walk(func.body)
+    )
+    assert [int(d) for d in func.body.block.alloc_buffers[0].shape] == [4, 4]
+    _same14(_fill14, func)
