@@ -63,3 +63,6 @@ def test_crashes_and_wrong_answers_do_not_stop_measuring():
     assert statuses == ["failed", "ok", "wrong", "ok"], [(r.status, r.error) for r in results]
     assert "died" in results[0].error and "differs" in results[2].error
     assert len(results[1].times) == 2 and results[1].time > 0
+    # timed interleaved with the default: each result carries the default's times of the same run
+    assert len(results[1].baseline) == 2 and results[1].baseline == results[3].baseline
+    assert results[0].baseline == [] and results[2].baseline == []
