@@ -78,6 +78,8 @@ from .utils import (
 
 # Below this many multiply-adds a matmul runs on one thread: waking the pool costs ~5 us.
 SERIAL_FLOPS = 1 << 19
+# Above this many, a tuner is not offered the serial schedule (see schedule_gemm).
+PARALLEL_FLOPS = 1 << 23
 # The annotation on a packing block a layout rewrite may hoist out of the kernel.
 PREPROC_ANNOTATION = "meta_schedule.layout_rewrite_preproc"  # TVM's key
 _FLOAT_DTYPES = ("float32", "float64")
@@ -292,6 +294,11 @@ def schedule_gemm(sch: Schedule, block: BlockRV, roles: GemmRoles, target, layou
         m_0, m_1 = sch.split(row, [None, tile.mr])
     chunks = _parallel_chunks(sch, block, roles, batch, n_0, m_0, target)
     chunk_choices, chunks = _chunk_candidates(sch, m_0, chunks, num_cores(target))
+    macs = _static_product(_extents(sch, block, (*roles.batch, *roles.i_vars, roles.j_var, *roles.r_vars)))
+    if chunks is not None and macs is not None and macs >= PARALLEL_FLOPS:
+        # a large kernel is never run serially: a busy machine makes one thread look faster than
+        # two (the other engineers' load stalls one of them), a quiet machine never does
+        chunk_choices = [c for c in chunk_choices if c is not None]
     chunks = sch.sample_categorical(chunk_choices, decision=chunk_choices.index(chunks))
     m_block = None
     if m_0 is not None and not batch and chunks in (None, 1):
