@@ -345,9 +345,11 @@ def schedule_gemm(sch: Schedule, block: BlockRV, roles: GemmRoles, target, layou
     if pack is not None:
         if not layout_free:  # each task packs its panel (a tuner may move it: the root, a k block)
             home = sch.get(par if par is not None else n_0)
-            loops = sch.get_loops(block)
+            loops = [sch.get(lp) for lp in sch.get_loops(block)]
+            last = sch.get(m_0) if m_0 is not None else home  # not inside the register tile
             where = sch.sample_compute_location(
-                pack, decision=next(k for k, lp in enumerate(loops) if sch.get(lp) is home), check=False)
+                pack, decision=next(k for k, lp in enumerate(loops) if lp is home), check=False,
+                outermost=next(k for k, lp in enumerate(loops) if lp is last) + 1)
             if where is not None:
                 sch.compute_at(pack, where)
             at_root = where is None
