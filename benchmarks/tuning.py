@@ -1,6 +1,7 @@
 """Tuning pays: default vs tuned graphc vs ONNX Runtime vs numpy, in one run on this machine.
 
     .venv/bin/python benchmarks/tuning.py [--models matmul,mlp,bert] [--budget S] [--records DIR]
+    .venv/bin/python benchmarks/tuning.py --records DIR --no-tune     # re-time saved records
 
 Three workloads, each tuned with `graphc.tune` for its budget (issue 16's "done means"):
 
@@ -8,10 +9,15 @@ Three workloads, each tuned with `graphc.tune` for its budget (issue 16's "done 
 - mlp: the 784-256-10 MLP at batch 64, the whole compiled model (10 minutes);
 - bert: BERT-base (transformers' BertModel with random weights, sequence 128, batch 1; 20 minutes).
 
-`--budget S` gives every workload S seconds instead (a quick check: `--budget 60`). Each row is
-the best of `--repeat` measurements (each the mean over enough calls to last ~50 ms), in
-milliseconds, with the ratio to the tuned graphc. The records go to `--records DIR` (default:
-a temporary directory), so a second run with the same DIR continues tuning. The host CPU
+`--budget S` gives every workload S seconds instead (a quick check: `--budget 60`). The rows
+are measured interleaved (default, tuned, ONNX Runtime, numpy, default, tuned, ...: a load
+that comes and goes on the machine hits them alike); each is the best (and the median) of
+`--repeat` measurements, each the mean over enough calls to last ~50 ms, in milliseconds,
+with the ratio to the tuned graphc. Under the table, "tuner's estimate" is the speed-up the
+tuner measured (its kernels timed with the default's, `Database.speedup`, weighted by calls)
+next to the one the compiled modules show. The records go to `--records DIR` (default: a
+temporary directory), so a second run with the same DIR continues tuning; `--no-tune` only
+re-times the records in DIR (e.g. on a quieter machine). The host CPU
 (`llvmlite.binding.get_host_cpu_name()`) and the load average are printed with the numbers:
 on a 2-core machine any other load makes both the tuning and the timings noisy.
 """
@@ -28,20 +34,85 @@ import numpy as np
 BUDGETS = {"matmul": 600.0, "mlp": 600.0, "bert": 1200.0}
 
 
-def best_ms(fn, repeat: int = 10, min_ms: float = 50.0) -> float:
-    once = float("inf")
-    for _ in range(3):  # the fastest of a few calls sizes the measurements (a busy machine stalls some)
-        start = time.perf_counter()
-        fn()
-        once = min(once, time.perf_counter() - start)
-    number = max(1, int(min_ms / 1e3 / max(once, 1e-7)))
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        for _ in range(number):
+def time_rows(fns: dict, repeat: int = 10, min_ms: float = 50.0) -> dict:
+    """{label: (best ms, median ms)} of each callable, measured interleaved: `repeat` rounds, each
+    timing every callable in turn (one warm-up call, then the mean of enough calls to last
+    `min_ms`), the order rotating from round to round."""
+    numbers = {}
+    for label, fn in fns.items():
+        once = float("inf")
+        for _ in range(3):  # the fastest of a few calls sizes the measurements (a busy machine stalls some)
+            start = time.perf_counter()
             fn()
-        best = min(best, (time.perf_counter() - start) / number)
-    return best * 1e3
+            once = min(once, time.perf_counter() - start)
+        numbers[label] = max(1, int(min_ms / 1e3 / max(once, 1e-7)))
+    labels = list(fns)
+    times: dict = {label: [] for label in labels}
+    for r in range(repeat):
+        for j in range(len(labels)):
+            label = labels[(j + r) % len(labels)]
+            fn, number = fns[label], numbers[label]
+            fn()
+            start = time.perf_counter()
+            for _ in range(number):
+                fn()
+            times[label].append((time.perf_counter() - start) / number * 1e3)
+    return {label: (min(ts), float(np.median(ts))) for label, ts in times.items()}
+
+
+def claimed(db, tasks, target) -> float:
+    """The speed-up the tuner measured for `tasks` together: calls x the default's time over
+    calls x the best's (each kernel's best relative to the default measured with it)."""
+    from graphc.tune.database import target_key
+
+    key = target_key(target)
+    default = tuned = 0.0
+    for task in tasks:
+        base = db.default_record(task.workload, key)
+        if base is None:
+            continue
+        default += task.weight * base.time
+        tuned += task.weight * base.time / db.speedup(task.workload, key)
+    return default / tuned if tuned else 1.0
+
+
+def machine_peaks(repeat: int = 5) -> tuple[float, float]:
+    """(GFLOP/s of numpy's 1024^3 float32 matmul, GB/s of a 64 MiB numpy copy) on this machine
+    now: the floors a kernel is compared with in `floor_table`."""
+    a = np.random.default_rng(0).standard_normal((1024, 1024), "float32")
+    big = np.ones(1 << 24, "float32")
+    out = np.empty_like(big)
+    rows = time_rows({"mm": lambda: a @ a, "copy": lambda: np.copyto(out, big)}, repeat)
+    return 2 * 1024**3 / (rows["mm"][0] / 1e3) / 1e9, 2 * big.nbytes / (rows["copy"][0] / 1e3) / 1e9
+
+
+def floor_table(db, tasks, target, peaks) -> str:
+    """Per task: calls, default and tuned time (the tuner's, measured together), GFLOP/s and
+    GB/s (arguments' bytes over the time) against the machine's matmul and copy peaks, and its
+    share of the model's estimated time: why a kernel is, or is not, at the floor."""
+    from graphc.tir.analysis.flops import argument_bytes
+    from graphc.tune.database import target_key
+
+    key = target_key(target)
+    gflops_peak, gbs_peak = peaks
+    lines = [f"machine now: numpy matmul {gflops_peak:.0f} GFLOP/s, copy {gbs_peak:.0f} GB/s",
+             f"{'task':<40} {'calls':>5} {'default us':>10} {'tuned us':>9} {'GFLOP/s':>8} {'%peak':>6} "
+             f"{'GB/s':>6} {'%copy':>6} {'share':>6}"]
+    rows, total = [], 0.0
+    for task in tasks:
+        base = db.default_record(task.workload, key)
+        if base is None:
+            continue
+        tuned = base.time / db.speedup(task.workload, key)
+        total += task.weight * tuned
+        rows.append((task, base.time, tuned))
+    for task, default, tuned in sorted(rows, key=lambda r: -r[0].weight * r[2]):
+        gflops = (task.flops or 0) / tuned / 1e9
+        gbs = (argument_bytes(task.func) or 0) / tuned / 1e9
+        lines.append(f"{task.name[:40]:<40} {task.weight:>5} {default * 1e6:>10.1f} {tuned * 1e6:>9.1f} "
+                     f"{gflops:>8.1f} {100 * gflops / gflops_peak:>5.0f}% {gbs:>6.1f} "
+                     f"{100 * gbs / gbs_peak:>5.0f}% {100 * task.weight * tuned / total:>5.1f}%")
+    return "\n".join(lines)
 
 
 def ort_session(model_proto):
@@ -79,7 +150,7 @@ def mlp_onnx(weights):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
-def run_matmul(budget: float, records: str, repeat: int) -> dict:
+def run_matmul(budget: float, records: str, repeat: int, tune: bool = True) -> dict:
     import graphc
     from graphc import te
     from graphc.dlight import default_rules
@@ -87,7 +158,8 @@ def run_matmul(budget: float, records: str, repeat: int) -> dict:
     from graphc.ir.module import IRModule
     from graphc.target import Target
     from graphc.tune.apply import replay
-    from graphc.tune.tasks import workload_key
+    from graphc.tune.database import Database
+    from graphc.tune.tasks import tasks_of_module, workload_key
 
     n = 1024
     A = te.placeholder((n, n), "float32", name="A")
@@ -96,10 +168,12 @@ def run_matmul(budget: float, records: str, repeat: int) -> dict:
     C = te.compute((n, n), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
     func = te.create_prim_func([A, B, C])
     target = Target("llvm")
-    db = graphc.tune(func, target, trials=100000, time_budget=budget, records=records)
+    db = graphc.tune(func, target, trials=100000, time_budget=budget, records=records) if tune else \
+        Database.open(records)
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal((n, n), "float32"), rng.standard_normal((n, n), "float32")
     c = np.zeros((n, n), "float32")
+    ta, tb, tc = (graphc.runtime.tensor(x) for x in (a, b, c))  # as the VM passes them
 
     def kernel_of(scheduled):
         lib = graphc.build(IRModule({"main": scheduled.with_attr("global_symbol", "main")}), target=target)
@@ -108,25 +182,31 @@ def run_matmul(budget: float, records: str, repeat: int) -> dict:
     default = kernel_of(apply_rules(func, target, default_rules(target)))
     best = db.best(workload_key(func), target)
     tuned = kernel_of(replay(func, best)) if best is not None else default
-    tuned(a, b, c)
-    np.testing.assert_allclose(c, a @ b, rtol=1e-3, atol=1e-3)
-    rows = {"graphc default": best_ms(lambda: default(a, b, c), repeat),
-            "graphc tuned": best_ms(lambda: tuned(a, b, c), repeat),
-            "numpy": best_ms(lambda: a @ b, repeat)}
+    tuned(ta, tb, tc)
+    np.testing.assert_allclose(tc.numpy(), a @ b, rtol=1e-3, atol=1e-3)
+    fns = {"graphc default": lambda: default(ta, tb, tc), "graphc tuned": lambda: tuned(ta, tb, tc),
+           "numpy": lambda: a @ b}
     session = ort_session(matmul_onnx(n))
     if session is not None:
-        rows["ONNX Runtime"] = best_ms(lambda: session.run(None, {"A": a, "B": b}), repeat)
-    return {"rows": rows, "report": db.last_run}
+        fns["ONNX Runtime"] = lambda: session.run(None, {"A": a, "B": b})
+    return {"rows": time_rows(fns, repeat), "report": db.last_run,
+            "claimed": claimed(db, tasks_of_module(IRModule({"main": func})), target)}
 
 
 def run_model(name: str, model, inputs, budget: float, records: str, repeat: int, onnx_model=None,
-              numpy_fn=None) -> dict:
+              numpy_fn=None, tune: bool = True) -> dict:
     import torch
 
     import graphc
     from graphc import relax
+    from graphc.tune.database import Database
+    from graphc.tune.tasks import extract_tasks
 
-    db = graphc.tune(model, "llvm", example_inputs=inputs, trials=100000, time_budget=budget, records=records)
+    if tune:
+        db = graphc.tune(model, "llvm", example_inputs=inputs, trials=100000, time_budget=budget,
+                         records=records)
+    else:
+        db = Database.open(records)
     with torch.no_grad():
         expected = model(*inputs)
     expected = (expected[0] if isinstance(expected, tuple | list) else expected).numpy()
@@ -137,19 +217,20 @@ def run_model(name: str, model, inputs, budget: float, records: str, repeat: int
     out = tuned(*args)
     out = out[0] if isinstance(out, tuple | list) else out
     np.testing.assert_allclose(out.numpy(), expected, rtol=1e-3, atol=1e-3)
-    rows = {"graphc default": best_ms(lambda: default(*args), repeat),
-            "graphc tuned": best_ms(lambda: tuned(*args), repeat)}
+    fns = {"graphc default": lambda: default(*args), "graphc tuned": lambda: tuned(*args)}
     if onnx_model is not None:
         session = ort_session(onnx_model)
         if session is not None:
             feed = {i.name: x.numpy() for i, x in zip(session.get_inputs(), inputs)}
-            rows["ONNX Runtime"] = best_ms(lambda: session.run(None, feed), repeat)
+            fns["ONNX Runtime"] = lambda: session.run(None, feed)
     if numpy_fn is not None:
-        rows["numpy"] = best_ms(numpy_fn, repeat)
-    return {"rows": rows, "report": db.last_run}
+        fns["numpy"] = numpy_fn
+    tasks = extract_tasks(model, "llvm", example_inputs=inputs)
+    print(floor_table(db, tasks, "llvm", machine_peaks()), flush=True)
+    return {"rows": time_rows(fns, repeat), "report": db.last_run, "claimed": claimed(db, tasks, "llvm")}
 
 
-def run_mlp(budget: float, records: str, repeat: int) -> dict:
+def run_mlp(budget: float, records: str, repeat: int, tune: bool = True) -> dict:
     import torch
 
     torch.manual_seed(0)
@@ -159,10 +240,10 @@ def run_mlp(budget: float, records: str, repeat: int) -> dict:
     xn = x.numpy()
     w1t, b1, w2t, b2 = weights[0].T.copy(), weights[1], weights[2].T.copy(), weights[3]
     return run_model("mlp", model, (x,), budget, records, repeat, onnx_model=mlp_onnx(weights),
-                     numpy_fn=lambda: np.maximum(xn @ w1t + b1, 0) @ w2t + b2)
+                     numpy_fn=lambda: np.maximum(xn @ w1t + b1, 0) @ w2t + b2, tune=tune)
 
 
-def run_bert(budget: float, records: str, repeat: int) -> dict:
+def run_bert(budget: float, records: str, repeat: int, tune: bool = True) -> dict:
     import torch
     from transformers import BertConfig, BertModel
 
@@ -188,7 +269,7 @@ def run_bert(budget: float, records: str, repeat: int) -> dict:
         onnx_model = onnx.load_from_string(buffer.getvalue())
     except Exception as err:  # noqa: BLE001 - the ONNX Runtime row is optional
         print(f"(bert: no ONNX Runtime row: the ONNX export failed: {type(err).__name__}: {err})")
-    return run_model("bert", model, (ids,), budget, records, repeat, onnx_model=onnx_model)
+    return run_model("bert", model, (ids,), budget, records, repeat, onnx_model=onnx_model, tune=tune)
 
 
 def main() -> None:
@@ -197,7 +278,11 @@ def main() -> None:
     parser.add_argument("--budget", type=float, help="seconds of tuning per workload (default: 600/600/1200)")
     parser.add_argument("--records", help="directory of the records files (default: a temporary one)")
     parser.add_argument("--repeat", type=int, default=10)
+    parser.add_argument("--no-tune", action="store_true",
+                        help="only re-time the records already in --records DIR (no tuning)")
     args = parser.parse_args()
+    if args.no_tune and not args.records:
+        parser.error("--no-tune re-times saved records: give their directory with --records DIR")
     import llvmlite.binding as llvm
 
     records_dir = args.records or tempfile.mkdtemp(prefix="graphc-tuning-")
@@ -208,21 +293,31 @@ def main() -> None:
         if name not in runs:
             parser.error(f"unknown model {name!r}; choose from {', '.join(runs)}")
         budget = args.budget or BUDGETS[name]
-        print(f"== {name}: tuning for {budget:.0f} s (records in {records_dir}/{name}.records)", flush=True)
-        results[name] = runs[name](budget, os.path.join(records_dir, f"{name}.records"), args.repeat)
-        print(results[name]["report"].summary(), flush=True)
-        show(name, results[name]["rows"], llvm.get_host_cpu_name())
+        path = os.path.join(records_dir, f"{name}.records")
+        if args.no_tune:
+            print(f"== {name}: re-timing the records in {path}", flush=True)
+        else:
+            print(f"== {name}: tuning for {budget:.0f} s (records in {path})", flush=True)
+        results[name] = runs[name](budget, path, args.repeat, tune=not args.no_tune)
+        if results[name]["report"] is not None:
+            print(results[name]["report"].summary(), flush=True)
+        show(name, results[name], llvm.get_host_cpu_name())
     print("\nall:")
     for name, result in results.items():
-        show(name, result["rows"], llvm.get_host_cpu_name())
+        show(name, result, llvm.get_host_cpu_name())
 
 
-def show(name: str, rows: dict, cpu: str) -> None:
+def show(name: str, result: dict, cpu: str) -> None:
+    rows = result["rows"]
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    print(f"{name} (host CPU {cpu}, load average {load}):")
-    tuned = rows["graphc tuned"]
-    for label, ms in rows.items():
-        print(f"  {label:<16} {ms:9.3f} ms   {ms / tuned:5.2f}x the tuned time", flush=True)
+    print(f"{name} (host CPU {cpu}, load average {load}; best and median of interleaved runs):")
+    tuned = rows["graphc tuned"][0]
+    for label, (ms, median) in rows.items():
+        print(f"  {label:<16} {ms:9.3f} ms (median {median:9.3f})   {ms / tuned:5.2f}x the tuned time",
+              flush=True)
+    measured = rows["graphc default"][0] / tuned
+    print(f"  tuned over default: {measured:.2f}x measured here; tuner's estimate {result['claimed']:.2f}x",
+          flush=True)
 
 
 if __name__ == "__main__":

@@ -41,14 +41,19 @@ class TuneReport:
 
 def tune(model, target="llvm", *, trials: int = 64, time_budget: float | None = None, records=None,
          timeout: float = 10.0, example_inputs=None, dynamic_shapes=None, shape_dict=None, dtype_dict=None,
-         params=None, progress=None, seed: int = 0, batch: int = 8, runner=None, plot=None) -> Database:
+         params=None, progress=None, seed: int = 0, batch: int = 8, runner=None, plot=None,
+         confirm: int = 4) -> Database:
     """Tune `model`'s kernels for `target`; the records (a `Database`, written to `records` if given).
 
     `model` is anything `graphc.compile` takes, or a PrimFunc / an IRModule of PrimFuncs.
     `trials`: the measurements of all tasks together (those already in `records` count);
     `time_budget`: seconds after which no new round starts; `timeout`: seconds one candidate
     may take to build and run; `progress`: None draws the live table on a terminal, True
-    always, False never; `plot`: a path for the latency-over-time plot (matplotlib).
+    always, False never; `plot`: a path for the latency-over-time plot (matplotlib);
+    `confirm`: how many of each task's fastest candidates are measured again with the default
+    at the end (0: none), which then decide the best. The budget starts after the tasks are
+    extracted; its last tenth (at most 2 s per task and confirmed candidate) is kept for the
+    confirmation.
     `db.last_run` is the `TuneReport` of this call.
     """
     from ..target import Target
@@ -65,6 +70,8 @@ def tune(model, target="llvm", *, trials: int = 64, time_budget: float | None = 
                          f"{time_budget!r}")
     if not timeout > 0:
         raise ValueError(f"graphc.tune: timeout must be a positive number of seconds, got {timeout!r}")
+    if isinstance(confirm, bool) or not isinstance(confirm, int) or confirm < 0:
+        raise ValueError(f"graphc.tune: confirm must be a non-negative integer, got {confirm!r}")
     target = Target.resolve(target)
     if not target.is_cpu:
         raise GraphcError(f"graphc.tune: tuning for {target.kind} is not supported yet; tune for llvm "
@@ -75,10 +82,15 @@ def tune(model, target="llvm", *, trials: int = 64, time_budget: float | None = 
 
         require_matplotlib()
     db = records if isinstance(records, Database) else Database(records)
-    start = time.monotonic()
     display = TuneProgress(enabled=progress) if not isinstance(progress, TuneProgress) else progress
     tasks, skipped = _tasks(model, target, example_inputs=example_inputs, dynamic_shapes=dynamic_shapes,
                             shape_dict=shape_dict, dtype_dict=dtype_dict, params=params)
+    # the budget starts now: extracting the tasks (compiling the model up to its kernels) is not
+    # tuning, and takes as long with any budget
+    start = time.monotonic()
+    # the last tenth of the budget (at most 2 s per task and round of confirmation) is kept for
+    # re-measuring the best candidates of each task with the default (TaskSearch.confirm)
+    reserve = 0.0 if time_budget is None else min(0.1 * time_budget, 2.0 * confirm * max(len(tasks), 1))
     own_runner = runner is None
     runner = runner or LocalRunner(target, timeout=timeout)
     searches, history = [], []
@@ -94,7 +106,8 @@ def tune(model, target="llvm", *, trials: int = 64, time_budget: float | None = 
         history.append((time.monotonic() - start, scheduler.latency()))
         while True:
             done = sum(s.trials for s in searches)
-            if done >= trials or (time_budget is not None and time.monotonic() - start >= time_budget):
+            if done >= trials or (time_budget is not None and
+                                  time.monotonic() - start >= time_budget - reserve):
                 break
             i = scheduler.next_task()
             if i is None:
@@ -103,6 +116,11 @@ def tune(model, target="llvm", *, trials: int = 64, time_budget: float | None = 
             scheduler.done(i)
             history.append((time.monotonic() - start, scheduler.latency()))
             display.update(searches, time.monotonic() - start)
+        if confirm:
+            for search in searches:
+                display.message(f"confirming the best candidates of {search.task.name}")
+                if search.confirm(confirm):
+                    history.append((time.monotonic() - start, scheduler.latency()))
     finally:
         if own_runner:
             runner.close()

@@ -146,10 +146,19 @@ def _footprint(access, loops) -> float:
 
 
 def lower(func: PrimFunc) -> PrimFunc:
-    """`func` through the TensorIR lowering pipeline (the form the code generator reads)."""
+    """`func` through the structural part of the TensorIR lowering pipeline: the loop nest, the
+    allocations and the flat accesses the code generator reads, without the passes that only
+    rewrite expressions or pad operand tiles (`Simplify`, `RemoveNoOp`,
+    `PadConflictingOperandTile`: two thirds of the pipeline's time, and the pool is ranked
+    before any candidate of it is built)."""
+    from ..ir.transform import Sequential
     from ..tir.transform.pipeline import lower_pipeline
 
-    return lower_pipeline()(IRModule({"main": func.with_attr("global_symbol", "main")}))["main"]
+    skip = ("Simplify", "RemoveNoOp", "PadConflictingOperandTile")
+    full = lower_pipeline()
+    light = Sequential([p for p in full.passes if type(p).__name__ not in skip and
+                        getattr(p, "name", "") not in skip], name="tune.features.lower")
+    return light(IRModule({"main": func.with_attr("global_symbol", "main")}))["main"]
 
 
 def features(func: PrimFunc, lowered: PrimFunc | None = None) -> list[float]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import time
 import warnings
@@ -66,6 +67,13 @@ class TuningRecord:
     version: str = dataclasses.field(default_factory=graphc_version)
     timestamp: float = dataclasses.field(default_factory=time.time)
     default: bool = False  # the default schedule's own decisions (the baseline)
+    baseline: float = 0.0  # the default's best time measured interleaved with this one (0: none)
+    confirmed: bool = False  # a re-measurement of a measured candidate (the final check), not a trial
+
+    @property
+    def ratio(self) -> float | None:
+        """time / the default's time in the same measurement (None: measured without it)."""
+        return self.time / self.baseline if self.baseline > 0 else None
 
     @property
     def time(self) -> float:
@@ -165,20 +173,55 @@ class Database:
         return records
 
     def best(self, workload: str, target) -> TuningRecord | None:
-        """The fastest correct record of `workload` on `target`, or None."""
-        ok = [r for r in self.task_records(workload, target) if r.status == "ok" and r.times]
-        return min(ok, key=lambda r: r.time) if ok else None
+        """The fastest correct record of `workload` on `target`, or None.
+
+        Candidates are compared by their time relative to the default schedule measured with
+        them (`ratio`; a record without one against the default's own record), so that a load
+        that changed between measurements does not pick the winner. When the candidates were
+        confirmed (`graphc.tune` re-measures the best few with the default at the end), the
+        latest confirmation decides: the best of thousands of noisy first measurements is
+        biased to a lucky one."""
+        records = self.task_records(workload, target)
+        ok = [r for r in records if r.status == "ok" and r.times]
+        if not ok:
+            return None
+        confirmed = [r for r in ok if r.confirmed]
+        if confirmed:
+            last = max((r.timestamp for r in confirmed if r.default), default=None)
+            latest = [r for r in confirmed if last is None or r.timestamp >= last]
+            return min(latest, key=lambda r: (r.ratio if r.ratio is not None else math.inf, not r.default))
+        default = next((r for r in ok if r.default), None)
+        return min(ok, key=lambda r: self.relative(r, default))
+
+    @staticmethod
+    def relative(record: TuningRecord, default: TuningRecord | None) -> float:
+        """`record`'s time relative to the default schedule's (its own time without either)."""
+        if record.ratio is not None:
+            return record.ratio
+        if default is not None and default.time > 0 and math.isfinite(default.time):
+            return record.time / default.time
+        return record.time
+
+    def speedup(self, workload: str, target) -> float:
+        """The default's time / the best record's, as measured together (1.0: nothing better)."""
+        best = self.best(workload, target)
+        if best is None:
+            return 1.0
+        default = self.default_record(workload, target)
+        rel = self.relative(best, default)
+        return 1.0 / rel if best.ratio is not None or default is not None else 1.0
 
     def default_record(self, workload: str, target) -> TuningRecord | None:
-        """The measurement of the default schedule of `workload`, if made."""
+        """The (first) measurement of the default schedule of `workload`, if made."""
         for r in self.task_records(workload, target):
-            if r.default and r.status == "ok":
+            if r.default and r.status == "ok" and not r.confirmed:
                 return r
         return None
 
     def trials(self, workload: str, target) -> int:
-        """How many candidates of `workload` were measured on `target` (every status)."""
-        return len(self.task_records(workload, target))
+        """How many candidates of `workload` were measured on `target` (every status; the final
+        re-measurements are not trials)."""
+        return sum(1 for r in self.task_records(workload, target) if not r.confirmed)
 
     def measured(self, workload: str, target) -> set[str]:
         """The decision keys of the candidates measured already (not to be measured again)."""

@@ -2,11 +2,16 @@
 
 `LocalRunner` keeps one worker process (multiprocessing, "spawn": a fresh interpreter) and
 sends it one candidate at a time: the scheduled PrimFunc, the inputs, and the outputs the
-default schedule computed on them. The worker builds the kernel, runs it once and compares
-every buffer with the reference (tolerance by dtype), then times it: `repeat` measurements,
-each the mean of enough calls to last `min_repeat_ms`. A weight the kernel packs in a
-block of its own is packed beforehand, as in the compiled model (`_build_and_run`). A
-candidate that does not answer within `timeout` seconds (build and run together) is
+default schedule computed on them. The worker builds the kernel as `graphc.compile` does,
+runs it once and compares every buffer with the reference (tolerance by dtype), and keeps it.
+Then the batch's correct candidates are timed together with the default schedule,
+interleaved: `repeat` rounds, each timing every kernel in turn (one warm-up call, then the
+mean of enough calls to last `min_repeat_ms`), on runtime tensors as the VM passes them. So
+the default is never measured alone, first or cold, and a load that comes and goes on the
+machine hits the default and the candidates alike: each result carries the default's times
+of the same measurement (`MeasureResult.baseline`), and the tuner compares their ratio. A
+weight the kernel packs in a block of its own is packed beforehand, as in the compiled model
+(`_build_and_check`). A candidate that does not answer within `timeout` seconds (build and run together) is
 recorded as "timeout" and its worker killed; one whose worker dies (a crash in the kernel)
 as "failed"; a build error as "failed"; a wrong answer as "wrong". The next candidate gets a
 fresh worker.
@@ -34,10 +39,16 @@ class MeasureResult:
     status: str
     times: list = dataclasses.field(default_factory=list)
     error: str = ""
+    baseline: list = dataclasses.field(default_factory=list)  # the default's times, measured alongside
 
     @property
     def time(self) -> float:
         return min(self.times) if self.status == "ok" and self.times else float("inf")
+
+    @property
+    def baseline_time(self) -> float:
+        """The default schedule's best time in the same interleaved measurement (0: none)."""
+        return min(self.baseline) if self.baseline else 0.0
 
 
 def random_inputs(func: PrimFunc, seed: int = 0) -> list[np.ndarray]:
@@ -159,36 +170,79 @@ class LocalRunner:
     # -- the interface -----------------------------------------------------------------------------
     def reference(self, task: Task, func: PrimFunc) -> MeasureResult:
         """Run the default schedule `func` of `task` on random inputs; its outputs are the reference
-        later candidates are checked against. Returns the default's own measurement."""
+        later candidates are checked against, and it is timed interleaved with every later batch
+        of candidates (`MeasureResult.baseline`). Returns the default's own measurement."""
         inputs = random_inputs(task.func, seed=0)
         # the default schedule is known to work: a slow build on a busy machine is no reason to
         # drop the task, so it gets more time than a candidate
-        # (and more measurements: every speed-up is relative to it)
-        result, outputs = self._measure_one(func, inputs, None, timeout=max(self.timeout, 60.0),
-                                            repeat=max(self.repeat, 5))
-        if result.status == "ok":
-            self._references[task.workload] = (inputs, outputs)
-        return result
+        timeout = max(self.timeout, 60.0)
+        result, outputs = self._build(("default", task.workload), func, inputs, None, timeout)
+        if result.status != "ok":
+            return result
+        self._references[task.workload] = (inputs, outputs, func)
+        times = self._time([("default", task.workload)], max(self.repeat, 5), timeout, task)
+        return MeasureResult("ok", times[0], baseline=list(times[0]))
 
-    def measure(self, task: Task, funcs: list[PrimFunc]) -> list[MeasureResult]:
-        """Measure each candidate of `task` (after `reference`); one result each, in order."""
+    def measure(self, task: Task, funcs: list[PrimFunc], repeat: int | None = None) -> list[MeasureResult]:
+        """Measure each candidate of `task` (after `reference`); one result each, in order.
+
+        Each candidate is built and checked on its own (a crash or a hang costs only it), then
+        the correct ones are timed together with the default schedule, interleaved (default,
+        c1, c2, ..., default, c1, ...: a load that comes and goes hits them alike); each
+        result's `baseline` holds the default's times of the same measurement."""
         if task.workload not in self._references:
             raise RuntimeError(f"task {task.name}: measure its default schedule with reference() first")
-        inputs, expected = self._references[task.workload]
-        return [self._measure_one(func, inputs, expected)[0] for func in funcs]
+        inputs, expected, _ = self._references[task.workload]
+        results, keys = [], []
+        for k, func in enumerate(funcs):
+            key = ("candidate", k)
+            result, _ = self._build(key, func, inputs, expected, self.timeout)
+            results.append(result)
+            if result.status == "ok":
+                keys.append((k, key))
+        if keys:
+            default = ("default", task.workload)
+            times = self._time([default] + [key for _, key in keys], repeat or self.repeat,
+                               self.timeout * (1 + len(keys)), task)
+            if times is None:  # a kernel that ran once hung when timed: time them one by one
+                for k, key in keys:
+                    alone = self._time([default, key], repeat or self.repeat, self.timeout, task)
+                    if alone is None:
+                        results[k] = MeasureResult("timeout", error=f"no answer within {self.timeout:g} s "
+                                                                    f"(timing)")
+                    else:
+                        results[k] = MeasureResult("ok", alone[1], baseline=alone[0])
+            else:
+                for (k, _), own in zip(keys, times[1:]):
+                    results[k] = MeasureResult("ok", own, baseline=times[0])
+        return results
 
-    def _measure_one(self, func, inputs, expected, timeout=None,
-                     repeat=None) -> tuple[MeasureResult, list | None]:
-        timeout = timeout or self.timeout
-        message = ("measure", func, self.target, inputs, expected, repeat or self.repeat, self.min_repeat_ms)
-        how, value = self._call(message, timeout)
+    def _build(self, key, func, inputs, expected, timeout) -> tuple[MeasureResult, list | None]:
+        """Build `func` in the worker, run it once and check it; the worker keeps it as `key`."""
+        how, value = self._call(("build", key, func, self.target, inputs, expected), timeout)
         if how == "timeout":
-            error = f"no answer within {timeout:g} s (build and run)"
-            return MeasureResult("timeout", error=error), None
+            return MeasureResult("timeout", error=f"no answer within {timeout:g} s (build and run)"), None
         if how == "died":
             return MeasureResult("failed", error=f"the worker process died (exit code {value})"), None
-        status, times, error, outputs = value
-        return MeasureResult(status, list(times), error), outputs
+        status, error, outputs = value
+        return MeasureResult(status, [], error), outputs
+
+    def _time(self, keys, repeat, timeout, task) -> list | None:
+        """Times (seconds per run, `repeat` each) of the kernels the worker keeps as `keys`,
+        measured interleaved; the default is built again in a fresh worker. None on a timeout."""
+        for _ in range(2):
+            how, value = self._call(("time", keys, repeat, self.min_repeat_ms), timeout)
+            if how != "reply":
+                return None
+            if value[0] == "ok":
+                return value[1]
+            for key in value[1]:  # a fresh worker lacks the default (a crash restarted it)
+                if key[0] != "default":
+                    return None
+                inputs, expected, func = self._references[task.workload]
+                if self._build(key, func, inputs, expected, max(self.timeout, 60.0))[0].status != "ok":
+                    return None
+        return None
 
 
 def _send(process, message) -> None:
@@ -233,6 +287,7 @@ def _worker_main() -> None:
         out.flush()
 
     send("ready")
+    kernels: dict = {}  # key -> (kernel, its arguments, seconds of one call)
     while True:
         header = stdin.read(8)
         if len(header) < 8:
@@ -240,17 +295,29 @@ def _worker_main() -> None:
         message = pickle.loads(stdin.read(int.from_bytes(header, "little")))
         if message is None:
             return
-        _, func, target, inputs, expected, repeat, min_repeat_ms = message
-        send(_build_and_run(func, target, inputs, expected, repeat, min_repeat_ms))
+        if message[0] == "build":
+            _, key, func, target, inputs, expected = message
+            kernels.pop(key, None)  # a candidate of an earlier batch
+            status, error, outputs, built = _build_and_check(func, target, inputs, expected)
+            if built is not None:
+                kernels[key] = built
+            send((status, error, outputs))
+        elif message[0] == "time":
+            _, keys, repeat, min_repeat_ms = message
+            missing = [k for k in keys if k not in kernels]
+            send(("missing", missing) if missing else
+                 ("ok", _time_interleaved([kernels[k] for k in keys], repeat, min_repeat_ms)))
 
 
-def _build_and_run(func, target, inputs, expected, repeat, min_repeat_ms):
-    """(status, times, error, outputs) of one candidate; outputs only when `expected` is None.
+def _build_and_check(func, target, inputs, expected):
+    """(status, error, outputs, (kernel, args, seconds of one call) or None) of one candidate;
+    outputs only when `expected` is None.
 
-    A kernel that packs a weight in a block of its own (the layout-rewrite blocks of
-    `dlight.cpu.Matmul`) is timed as the compiled model runs it: the packing split out
-    (`split_preproc`, what `SplitLayoutRewritePreproc` does) and run once beforehand, the
-    kernel timed on the packed weight."""
+    The kernel is built as `graphc.compile` builds it (the same lowering pipeline and code
+    generator, `graphc.build`). A kernel that packs a weight in a block of its own (the
+    layout-rewrite blocks of `dlight.cpu.Matmul`) is timed as the compiled model runs it: the
+    packing split out (`split_preproc`, what `SplitLayoutRewritePreproc` does) and run once
+    beforehand, the kernel timed on the packed weight."""
     import graphc
     from graphc.ir.module import IRModule
     from graphc.relax.transform.layout_rewrite import split_preproc
@@ -264,7 +331,7 @@ def _build_and_run(func, target, inputs, expected, repeat, min_repeat_ms):
         kernel = build(kernel_func)
         packs = [(index, build(pre), pre) for index, pre in preprocs]
     except Exception as err:  # noqa: BLE001 - any build error makes a failed candidate
-        return "failed", [], f"build: {type(err).__name__}: {str(err)[:500]}", None
+        return "failed", f"build: {type(err).__name__}: {str(err)[:500]}", None, None
     try:
         for index, pack, pre in packs:
             buf = pre.buffer_map[pre.params[1]]
@@ -275,7 +342,7 @@ def _build_and_run(func, target, inputs, expected, repeat, min_repeat_ms):
         kernel(*args)
         once = time.perf_counter() - start
     except Exception as err:  # noqa: BLE001
-        return "failed", [], f"run: {type(err).__name__}: {str(err)[:500]}", None
+        return "failed", f"run: {type(err).__name__}: {str(err)[:500]}", None, None
     packed_at = {index for index, _, _ in packs}
     outputs = [inputs[k] if k in packed_at else a for k, a in enumerate(args)]  # the weights as given
     if expected is not None:
@@ -284,12 +351,34 @@ def _build_and_run(func, target, inputs, expected, repeat, min_repeat_ms):
             if not np.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True):
                 worst = float(np.max(np.abs(got.astype("float64") - want.astype("float64"))))
                 error = f"argument {index} differs from the default schedule's (max error {worst:.3g})"
-                return "wrong", [], error, None
-    from graphc.runtime.profiling import time_evaluator
+                return "wrong", error, None, None
+    from graphc.runtime import tensor
 
-    number = max(1, min(1000, int(min_repeat_ms / 1e3 / max(once, 1e-7))))
-    times = time_evaluator(kernel, "cpu", number=number, repeat=repeat)(*args).results
-    return "ok", list(times), "", outputs if expected is None else None
+    # the arguments as the VM passes them (runtime tensors, not numpy arrays converted per call)
+    targs = [tensor(a) for a in args]
+    start = time.perf_counter()
+    kernel(*targs)  # a second, warm call sizes the measurements
+    once = min(once, time.perf_counter() - start)
+    return "ok", "", (outputs if expected is None else None), (kernel, targs, once)
+
+
+def _time_interleaved(kernels, repeat, min_repeat_ms) -> list:
+    """Seconds per call of each (kernel, args, once): `repeat` rounds, each timing every kernel
+    in turn (the order rotating) for the mean of enough calls to last `min_repeat_ms`, after one
+    untimed warm-up call."""
+    numbers = [max(1, min(1000, int(min_repeat_ms / 1e3 / max(once, 1e-7)))) for _, _, once in kernels]
+    times: list = [[] for _ in kernels]
+    clock = time.perf_counter
+    for r in range(repeat):
+        for j in range(len(kernels)):
+            k = (j + r) % len(kernels)
+            kernel, args, _ = kernels[k]
+            kernel(*args)
+            start = clock()
+            for _ in range(numbers[k]):
+                kernel(*args)
+            times[k].append((clock() - start) / numbers[k])
+    return times
 
 
 __all__ = ["LocalRunner", "MeasureResult", "random_inputs", "tolerance"]

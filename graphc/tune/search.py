@@ -74,13 +74,21 @@ class TaskSearch:
 
     @property
     def trials(self) -> int:
-        """Candidates measured for this task (the default's baseline not counted)."""
-        return sum(1 for r in self.records if not r.default)
+        """Candidates measured for this task (the default's baseline and the final
+        re-measurements not counted)."""
+        return sum(1 for r in self.records if not r.default and not r.confirmed)
 
     @property
     def best_time(self) -> float:
+        """The best candidate's time, as its ratio to the default measured with it times the
+        default's own time (so that a load that changed between rounds does not count)."""
         best = self.db.best(self.task.workload, self.key)
-        return best.time if best is not None else math.inf
+        if best is None:
+            return math.inf
+        if not math.isfinite(self.default_time):
+            return best.time
+        default = self.db.default_record(self.task.workload, self.key)
+        return self.default_time * self.db.relative(best, default)
 
     @property
     def speedup(self) -> float:
@@ -91,6 +99,14 @@ class TaskSearch:
     def gflops(self) -> float:
         best = self.best_time
         return (self.task.flops or 0) / best / 1e9 if math.isfinite(best) and best > 0 else 0.0
+
+    def _normalized(self, result) -> float:
+        """A measurement's time as the cost model learns it: relative to the default measured with
+        it, scaled by the default's own time (inf for a failed candidate)."""
+        base = result.baseline_time if hasattr(result, "baseline_time") else 0.0
+        if result.status != "ok" or not base or not math.isfinite(self.default_time):
+            return result.time
+        return result.time / base * self.default_time
 
     # -- sampling -----------------------------------------------------------------------------------
     def _sample(self, sampler) -> Candidate | None:
@@ -128,13 +144,15 @@ class TaskSearch:
             self.default_time = result.time
         else:
             self.default_time = previous.time
-        self.model.update(self.default.features, result.time)
+        self.model.update(self.default.features, self.default_time)
         self.known[self.default.key] = self.default
-        resumed = [r for r in self.records if not r.default and r.status == "ok"]
+        resumed = [r for r in self.records if not r.default and r.status == "ok" and not r.confirmed]
+        default_record = self.db.default_record(self.task.workload, self.key)
         for record in resumed[-64:]:  # a resumed run: teach the model the latest records
             candidate = self._replay(record.decisions, fallback=False)
             if candidate is not None and candidate.key == record.decision_key:
-                self.model.update(candidate.features, record.time)
+                self.model.update(candidate.features,
+                                  self.db.relative(record, default_record) * self.default_time)
         self.history.append((time.time(), self.best_time))
         return True
 
@@ -167,9 +185,20 @@ class TaskSearch:
 
         return self._sample(RandomSampler(self.rng.randrange(1 << 30)))
 
+    def _ranked(self) -> list[TuningRecord]:
+        """The correct candidates measured, fastest (relative to the default) first, one each."""
+        default = self.db.default_record(self.task.workload, self.key)
+        ok = sorted((r for r in self.records if r.status == "ok" and not r.confirmed),
+                    key=lambda r: self.db.relative(r, default))
+        seen, out = set(), []
+        for r in ok:
+            if r.decision_key not in seen:
+                seen.add(r.decision_key)
+                out.append(r)
+        return out
+
     def _parents(self) -> list:
-        ok = sorted((r for r in self.records if r.status == "ok"), key=lambda r: r.time)
-        return [r.decisions for r in ok[: self.population]]
+        return [r.decisions for r in self._ranked()[: self.population]]
 
     def breed(self, size: int) -> list[Candidate]:
         """Up to `size` new candidates, none measured before: mutants of the best, and random ones."""
@@ -219,16 +248,51 @@ class TaskSearch:
             self.known[candidate.key] = candidate
             record = self._record(candidate, result)
             self.db.add(record)
-            self.model.update(candidate.features, result.time)
+            self.model.update(candidate.features, self._normalized(result))
             records.append(record)
         self.history.append((time.time(), self.best_time))
         return records
 
-    def _record(self, candidate: Candidate, result, default: bool = False) -> TuningRecord:
+    def confirm(self, k: int = 4, repeat: int | None = None) -> list[TuningRecord]:
+        """Measure the `k` fastest candidates again, interleaved with the default, with more
+        repeats; recorded as confirmations (`TuningRecord.confirmed`), which then decide the
+        best (`Database.best`): the fastest of many noisy first measurements is biased to a
+        lucky one. Nothing to do when no candidate beat the default."""
+        if self.default is None:
+            raise RuntimeError("TaskSearch.confirm before start()")
+        top = [r for r in self._ranked() if not r.default][:k]
+        if not top or self.db.relative(top[0], self.db.default_record(self.task.workload, self.key)) >= 1.0:
+            return []
+        chosen = []
+        for record in top:
+            candidate = self.known.get(record.decision_key) or self._replay(record.decisions, fallback=False)
+            if candidate is not None and candidate.key == record.decision_key:
+                chosen.append(candidate)
+        if not chosen:
+            return []
+        kwargs = {"repeat": repeat} if repeat is not None else {}
+        results = self.runner.measure(self.task, [c.func for c in chosen], **kwargs)
+        base = next((r.baseline for r in results if r.status == "ok" and r.baseline), None)
+        if base is None:
+            return []
+        from .measure import MeasureResult
+
+        records = [self._record(self.default, MeasureResult("ok", list(base), baseline=list(base)),
+                                default=True, confirmed=True)]
+        records += [self._record(c, r, confirmed=True) for c, r in zip(chosen, results)]
+        for record in records:
+            self.db.add(record)
+        self.history.append((time.time(), self.best_time))
+        return records
+
+    def _record(self, candidate: Candidate, result, default: bool = False,
+                confirmed: bool = False) -> TuningRecord:
+        base = result.baseline_time if hasattr(result, "baseline_time") else 0.0
         return TuningRecord(
             workload=self.task.workload, target=self.key, rule=candidate.rule,
             trace=candidate.sch.trace.to_json(), decisions=candidate.decisions, times=list(result.times),
-            status=result.status, error=result.error, workload_text=self.task.script(), default=default)
+            status=result.status, error=result.error, workload_text=self.task.script(), default=default,
+            baseline=base if result.status == "ok" else 0.0, confirmed=confirmed)
 
 
 __all__ = ["Candidate", "TaskSearch"]

@@ -66,3 +66,31 @@ def test_bad_files_get_clear_errors(tmp_path):
         Database.open(tmp_path / "nothing.json")
     with pytest.raises(TuningRecordError, match="cannot read"):
         Database(tmp_path)  # a directory
+
+
+def test_candidates_are_compared_with_the_default_measured_alongside():
+    db = Database()
+    db.add(record(times=[0.004], default=True, baseline=0.004, decisions=[(0, [6, 4])]))
+    # measured while the machine was busy: slower in seconds, but faster than the default then
+    db.add(record(times=[0.005], baseline=0.006, decisions=[(0, [8, 4])]))
+    db.add(record(times=[0.0038], baseline=0.0037, decisions=[(0, [4, 4])]))  # a quiet moment, no gain
+    assert db.best("w1", TARGET).decisions == [[0, [8, 4]]]
+    assert db.speedup("w1", TARGET) == pytest.approx(1.2)
+
+
+def test_the_latest_confirmation_decides_and_is_not_a_trial():
+    db = Database()
+    db.add(record(times=[0.004], default=True, baseline=0.004, decisions=[(0, [6, 4])]))
+    db.add(record(times=[0.002], baseline=0.004, decisions=[(0, [8, 4])]))  # a lucky first measurement
+    db.add(record(times=[0.0035], baseline=0.004, decisions=[(0, [4, 4])]))
+    assert db.best("w1", TARGET).decisions == [[0, [8, 4]]]
+    later = dict(confirmed=True, timestamp=10.0)
+    db.add(record(times=[0.004], default=True, baseline=0.004, decisions=[(0, [6, 4])], **later))
+    db.add(record(times=[0.0041], baseline=0.004, decisions=[(0, [8, 4])], **later))
+    db.add(record(times=[0.0036], baseline=0.004, decisions=[(0, [4, 4])], **later))
+    assert db.best("w1", TARGET).decisions == [[0, [4, 4]]] and db.best("w1", TARGET).confirmed
+    assert db.trials("w1", TARGET) == 3
+    again = dict(confirmed=True, timestamp=20.0)  # confirmed again: the default won this time
+    db.add(record(times=[0.004], default=True, baseline=0.004, decisions=[(0, [6, 4])], **again))
+    db.add(record(times=[0.0042], baseline=0.004, decisions=[(0, [4, 4])], **again))
+    assert db.best("w1", TARGET).default and db.speedup("w1", TARGET) == 1.0

@@ -214,3 +214,30 @@ def test_a_failing_decision_is_a_schedule_error_not_another_rule():
         sample_schedule(func, AVX512, ReplaySampler([10**6] * 8))
 
 
+
+
+@pytest.mark.parametrize("shape", [(32, 64, 64), (256, 128, 512)])
+def test_every_offered_matmul_blocking_choice_builds_and_computes(shape):
+    """The matmul's cache-blocking decisions, one at a time: each packing location (the root,
+    the task, a k block, a row tile; never inside the register tile), each parallel row chunk,
+    row block (M blocking) and k block computes A @ B."""
+    m, n, k = shape
+    func = matmul(m=m, n=n, k=k)
+    target = Target("llvm")
+    samples = [i for i in sample_schedule(func, target).trace.insts if i.is_sample]
+    searched = [p for p, i in enumerate(samples) if i.info.kind == "compute_location" or (
+        i.info.kind == "categorical" and i.info.num_choices() >= 3
+        and all(c is None or type(c) is int for c in i.info.candidates))]
+    assert any(samples[p].info.kind == "compute_location" for p in searched)
+    assert m < 256 or len(searched) == 4  # the location, the row chunks, the row blocks, the k block
+    a = np.random.default_rng(0).random((m, k), "float32")
+    b = np.random.default_rng(1).random((k, n), "float32")
+    for pos in searched:
+        for choice in samples[pos].info.choices():
+            decisions = [i.decision for i in samples]
+            decisions[pos] = choice
+            sch = sample_schedule(func, target, ReplaySampler(decisions))
+            mod = IRModule({"main": scheduled_func(sch).with_attr("global_symbol", "main")})
+            c = np.zeros((m, n), "float32")
+            graphc.build(mod, target=target)["main"](a, b, c)
+            np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4, err_msg=f"decision {pos}: {choice}")

@@ -78,6 +78,8 @@ from .utils import (
 
 # Below this many multiply-adds a matmul runs on one thread: waking the pool costs ~5 us.
 SERIAL_FLOPS = 1 << 19
+# Above this many, a tuner is not offered the serial schedule (see schedule_gemm).
+PARALLEL_FLOPS = 1 << 23
 # The annotation on a packing block a layout rewrite may hoist out of the kernel.
 PREPROC_ANNOTATION = "meta_schedule.layout_rewrite_preproc"  # TVM's key
 _FLOAT_DTYPES = ("float32", "float64")
@@ -303,7 +305,20 @@ def schedule_gemm(sch: Schedule, block: BlockRV, roles: GemmRoles, target, layou
         m_0, m_1 = sch.split(row, [None, tile.mr])
     chunks = _parallel_chunks(sch, block, roles, batch, n_0, m_0, target)
     chunk_choices, chunks = _chunk_candidates(sch, m_0, chunks, num_cores(target))
+    macs = _static_product(_extents(sch, block, (*roles.batch, *roles.i_vars, roles.j_var, *roles.r_vars)))
+    if chunks is not None and macs is not None and macs >= PARALLEL_FLOPS:
+        # a large kernel is never run serially: a busy machine makes one thread look faster than
+        # two (the other engineers' load stalls one of them), a quiet machine never does
+        chunk_choices = [c for c in chunk_choices if c is not None]
     chunks = sch.sample_categorical(chunk_choices, decision=chunk_choices.index(chunks))
+    m_block = None
+    if m_0 is not None and not batch and chunks in (None, 1):
+        # cache blocking of M: row blocks outermost, so that a block of A stays in L2 while every
+        # panel streams past it (GotoBLAS' mc); None (today's default): the rows innermost
+        blocks = _m_block_candidates(sch.get(m_0).extent, tile, sch.get(reduce[0]).extent, dtype, target)
+        rows_per_block = sch.sample_categorical(blocks, decision=0) if len(blocks) > 1 else None
+        if rows_per_block is not None:
+            m_block, m_0 = sch.split(m_0, [None, rows_per_block])
     chunk = None
     if chunks is not None and chunks > 1:
         chunk, m_0 = sch.split(m_0, [chunks, None])
@@ -316,8 +331,8 @@ def schedule_gemm(sch: Schedule, block: BlockRV, roles: GemmRoles, target, layou
         k_0, k_1 = sch.split(reduce[0], [None, kc])
         reduce = [k_1]
     tile_loops = ([m_1] if m_1 is not None else []) + [n_1, n_2]
-    outer = [*units, *batch, n_0, *([chunk] if chunk else []), *([k_0] if k_0 else [])]
-    outer += [m_0] if m_0 else []
+    outer = [*([m_block] if m_block else []), *units, *batch, n_0, *([chunk] if chunk else []),
+             *([k_0] if k_0 else []), *([m_0] if m_0 else [])]
     sch.reorder(*outer, *reduce, *tile_loops)
     anchor = m_0 if m_0 is not None and k_0 is None else (chunk or n_0)
     for blk in epilogue:
@@ -337,12 +352,23 @@ def schedule_gemm(sch: Schedule, block: BlockRV, roles: GemmRoles, target, layou
         loops = [*batch, n_0, *([chunk] if chunk else [])]
         par = loops[0] if len(loops) == 1 else sch.fuse(*loops)
         sch.parallel(par)
+    at_root = False
     if pack is not None:
-        if not layout_free:  # each task packs its panel
-            sch.compute_at(pack, par if par is not None else n_0)
+        if not layout_free:  # each task packs its panel (a tuner may move it: the root, a k block)
+            home = sch.get(par if par is not None else n_0)
+            loops = [sch.get(lp) for lp in sch.get_loops(block)]
+            last = sch.get(m_0) if m_0 is not None else home  # not inside the register tile
+            where = sch.sample_compute_location(
+                pack, decision=next(k for k, lp in enumerate(loops) if lp is home), check=False,
+                outermost=next(k for k, lp in enumerate(loops) if lp is last) + 1)
+            if where is not None:
+                sch.compute_at(pack, where)
+            at_root = where is None
         else:  # packed once, outside the kernel (see SplitLayoutRewritePreproc)
             sch.annotate(pack, PREPROC_ANNOTATION, True)
         sch.transform_layout(pack, ("write", 0), panel_layout)
+        if at_root:  # all of B packed before the tasks start, by all the cores
+            _parallel_copy(sch, pack)
         _vectorize_inner(sch, pack, lanes)
     _peel_last_row_tile(sch, m_0, m_ext, tile)
 
@@ -457,6 +483,25 @@ def _chunk_candidates(sch: Schedule, m_0: LoopRV | None, chosen: int | None, cor
     if chosen not in out:
         out.append(chosen)
     return out, chosen
+
+
+def _m_block_candidates(row_tiles, tile: Tile, k_extent, dtype: str, target) -> list:
+    """The row blocks (in row tiles) a tuner may cut M into, for cache blocking: None (no block,
+    the default) or a divisor of a static number of row tiles whose block of A (`rows x K`)
+    takes between an eighth of L2 and L2 (at most 6 sizes).
+
+    >>> from graphc.target import Target
+    >>> _m_block_candidates(IntImm("int64", 256), Tile(4, 4, 16), IntImm("int64", 1024), "float32",
+    ...                     Target("llvm -mcpu=x86-64"))
+    [None, 8, 16, 32, 64]
+    """
+    if not isinstance(row_tiles, IntImm) or not isinstance(k_extent, IntImm):
+        return [None]
+    l2 = cache_bytes(target, 2)
+    tile_bytes = tile.mr * k_extent.value * DataType(dtype).bits // 8
+    fits = [d for d in range(1, row_tiles.value)
+            if row_tiles.value % d == 0 and l2 // 8 <= d * tile_bytes <= l2]
+    return [None, *fits[-6:]]
 
 
 def _k_candidates(extent, chosen: int | None, smallest: int = 16) -> list:

@@ -382,9 +382,16 @@ class SamplingPrimitives:
         kwargs = {} if probs is None else {"probs": probs}
         return self._record(what, (candidates,), kwargs, candidates[taken], taken, info)
 
-    def sample_compute_location(self, block, decision=None) -> LoopRV | None:
+    def sample_compute_location(self, block, decision=None, check: bool = True,
+                                outermost: int | None = None) -> LoopRV | None:
         """A loop of `block`'s first consumer at which `compute_at(block, loop)` is legal, or
-        None for the root (decision -1)."""
+        None for the root (decision -1).
+
+        `check=False` offers every loop of the consumer without trying `compute_at` at each
+        (a trial per loop costs as much as the move itself): the caller's `compute_at` then
+        raises ScheduleError for an illegal pick, which a tuner counts as a failed sample.
+        `outermost=n` offers only the consumer's `n` outermost loops (not the inside of a
+        register tile, say)."""
         what = "sample_compute_location"
         given = block
         with self._sampling(block):
@@ -392,12 +399,17 @@ class SamplingPrimitives:
             self._block_path(block)
             consumers = self.get_consumers(block)
             loops = self.get_loops(consumers[0]) if consumers else []
-            legal = [lp for lp in loops if self._compute_at_legal(block, lp)]
+            if outermost is not None:
+                loops = loops[: max(int(outermost), 0)]
+            legal = [lp for lp in loops if not check or self._compute_at_legal(block, lp)]
             info = SampleInfo("compute_location", self._trace.num_samples, decision,
                               locations=[lp.var.name for lp in legal])  # fmt: skip
             taken = self._decide(what, info)
         out = None if taken == -1 else legal[taken]
-        return self._record(what, (given,), {}, out, taken, info)
+        kwargs = {} if check else {"check": False}
+        if outermost is not None:
+            kwargs["outermost"] = int(outermost)
+        return self._record(what, (given,), kwargs, out, taken, info)
 
     # -- helpers ------------------------------------------------------------------------------
     @contextlib.contextmanager
