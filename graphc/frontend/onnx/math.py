@@ -330,7 +330,8 @@ def mean(node):
 
 @converter("Where", since=9)
 def where(node):
-    folded = fold(node, lambda c, x, y: np.where(c, x, y) if c.dtype != object else None)
+    values = node.importer.known_dtype(node.inputs[1]) or node.importer.known_dtype(node.inputs[2])
+    folded = fold(node, lambda c, x, y: np.where(c, x, y) if c.dtype != object else None, values)
     if folded is not None:
         return folded
     return op.where(node.input(0), node.input(1), node.input(2))
