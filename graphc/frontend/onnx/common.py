@@ -62,8 +62,6 @@ def resolve_broadcast(importer, call: relax.Call) -> relax.Call:
     run time) expanded to the result's size, so that the result has a shape and one kernel
     serves every size: the result's size is `select(a == 1, b, a)` (computed by the VM), and an
     operand of size `d` is gathered at `arange(size) % d` along that axis (0 when d is 1)."""
-    from ...tir.arith import Analyzer
-
     name = getattr(call.op, "name", None)
     if name not in BROADCASTING and name != "relax.matmul":
         return call
@@ -71,7 +69,7 @@ def resolve_broadcast(importer, call: relax.Call) -> relax.Call:
     if not all(isinstance(i, relax.TensorStructInfo) and i.shape_values is not None for i in infos):
         return call
     shapes = [list(i.shape_values) for i in infos]
-    analyzer = Analyzer()
+    analyzer = importer.analyzer()
     if name == "relax.matmul":
         return _resolve_matmul(importer, call, shapes, analyzer)
     args = _broadcast_args(importer, list(call.args), shapes, analyzer)
@@ -113,10 +111,13 @@ def _broadcast_args(importer, args, shapes, analyzer):
         return None
     sizes = {}
     for k, dims in undecided.items():
-        size = dims[0]
-        for d in dims[1:]:
-            size = tir.select(size == 1, d, size)
-        sizes[k] = importer.bind_prims([size], "broadcast")[0]
+        size = broadcast_size(importer, dims, analyzer)
+        if size is None:
+            size = dims[0]
+            for d in dims[1:]:
+                size = tir.select(size == 1, d, size)
+            size = importer.bind_prims([size], "broadcast", sizes=True)[0]
+        sizes[k] = size
     args = list(args)
     for i, shape in enumerate(shapes):
         for k, size in sizes.items():
@@ -131,6 +132,27 @@ def _broadcast_args(importer, args, shapes, analyzer):
             index = importer.bb.emit(relax.op.floor_mod(positions, extent))
             args[i] = importer.bb.emit(relax.op.take(args[i], index, axis=axis))
     return args
+
+
+def broadcast_size(importer, dims, analyzer):
+    """The one of `dims` (symbolic sizes broadcast together) that is their broadcast size in
+    every valid case, or None: `c` is when `c == 1` implies every other size is 1 (otherwise a
+    valid broadcast has every size 1 or `c`). Sizes `bind_prims` made are read as the
+    expressions they stand for, so `min(seq, 32)` (a slice of a 32-long table) broadcast with
+    `seq` is `seq`, with no select and no gather."""
+    from ...tir.functor import substitute
+
+    definitions = importer.definitions
+
+    def unfold(d):
+        return substitute(d, definitions) if definitions and isinstance(d, tir.PrimExpr) else d
+
+    full = [unfold(d) for d in dims]
+    for i, c in enumerate(full):
+        with analyzer.constraint_scope(c == 1):
+            if all(j == i or analyzer.can_prove(d == 1) for j, d in enumerate(full)):
+                return dims[i]
+    return None
 
 
 def sinfo(expr) -> relax.TensorStructInfo:
@@ -263,9 +285,10 @@ def dynamic_slice(node, x, axes, begins, ends, steps):
         start, size = topi.dynamic_slice_bounds(shape[a], b, e, s)
         starts.append(start)
         sizes.append(size)
-    bound = node.importer.bind_prims(starts + sizes + list(steps), "slice")
+    starts = node.importer.bind_prims(starts + list(steps), "slice")
+    sizes = node.importer.bind_prims(sizes, "slice", sizes=True)
     k = len(axes)
-    return Emitting(relax.op).slice_window(x, axes, bound[:k], bound[k : 2 * k], bound[2 * k :])
+    return Emitting(relax.op).slice_window(x, axes, starts[:k], sizes, starts[k:])
 
 
 def axis_mask(node, ndim: int, axes) -> list:

@@ -22,7 +22,7 @@ import onnx
 from ... import relax, tir
 from ...errors import FrontendError, GraphcError, UnsupportedOperatorError
 from ...ir.module import IRModule
-from ...tir.arith import Analyzer
+from ...tir.arith import POS_INF, Analyzer, ConstIntBound
 from .dtypes import as_storage, elem_type_name, graphc_dtype, narrow_format, numpy_dtype
 from .model import tensor_value
 from .registry import Node, get_schema, lookup, normalize_domain
@@ -139,6 +139,8 @@ class GraphImporter:
         self._counter = itertools.count()
         self._int_cache: dict[str, list] = {}
         self.runtime_vars: set = set()  # variables bound to values read from tensors at run time
+        self.definitions: dict = {}  # variable made by bind_prims -> the expression it stands for
+        self.size_vars: set = set()  # variables that stand for sizes (never negative)
         self.narrow: dict[str, str] = {}  # value name -> narrow format (dtypes.NARROW) of its storage
         self.branch_depth = 0  # > 0 while building the body of an If branch or a loop
 
@@ -254,11 +256,13 @@ class GraphImporter:
         self.bb.match_cast(shape, relax.ShapeStructInfo(dims))
         return dims
 
-    def bind_prims(self, values, hint: str = "v") -> list:
+    def bind_prims(self, values, hint: str = "v", sizes: bool = False) -> list:
         """`values` (int64 PrimExprs) with every compound expression replaced by a new variable
         the VM computes once from the others (a `match_cast` of the shape of them), so that
-        kernels see plain variables instead of the expressions."""
-        analyzer = Analyzer()
+        kernels see plain variables instead of the expressions. `sizes`: the values are sizes
+        (never negative), so the new variables join `size_vars`; each new variable's expression
+        is kept in `definitions` for proofs about sizes (`common.broadcast_size`)."""
+        analyzer = self.analyzer()
         values = [
             analyzer.simplify(v if isinstance(v, tir.PrimExpr) else tir.const(int(v), "int64"))
             for v in values
@@ -266,15 +270,33 @@ class GraphImporter:
         compound = [i for i, v in enumerate(values) if not isinstance(v, tir.IntImm | tir.Var)]
         if not compound:
             return values
-        fresh = [self.fresh_var(hint) for _ in compound]
+        fresh = [self.fresh_var(hint, size=sizes) for _ in compound]
+        for i, var in zip(compound, fresh):
+            self.definitions[var] = values[i]
         self.bb.match_cast(relax.ShapeExpr([values[i] for i in compound]), relax.ShapeStructInfo(fresh))
         out = list(values)
         for i, var in zip(compound, fresh):
             out[i] = var
         return out
 
-    def fresh_var(self, hint: str) -> tir.Var:
-        return tir.Var(f"{sanitize(hint)}_{next(self._counter)}", "int64")
+    def fresh_var(self, hint: str, size: bool = False) -> tir.Var:
+        """A new int64 variable; one of `size_vars` (never negative) when it stands for a size."""
+        name = f"{sanitize(hint)}_{next(self._counter)}"
+        return self.size_var(name) if size else tir.Var(name, "int64")
+
+    def size_var(self, name: str) -> tir.Var:
+        """A new int64 variable that stands for a size. (A plain Var, not a SizeVar: the
+        printed script of a kernel taking it as a parameter could not say which it is.)"""
+        var = tir.Var(name, "int64")
+        self.size_vars.add(var)
+        return var
+
+    def analyzer(self) -> Analyzer:
+        """An Analyzer that knows the sizes of the import (`size_vars`) are never negative."""
+        analyzer = Analyzer()
+        for var in self.size_vars:
+            analyzer.update(var, ConstIntBound(0, POS_INF))
+        return analyzer
 
     def emit(self, expr, name_hint: str = ""):
         return self.bb.emit(expr, name_hint)
@@ -532,7 +554,7 @@ class GraphImporter:
         that the operators after it see a shape."""
         sinfo = value.struct_info
         if isinstance(sinfo, relax.TensorStructInfo) and sinfo.shape_values is None and sinfo.ndim >= 0:
-            dims = [self.fresh_var(hint) for _ in range(sinfo.ndim)]
+            dims = [self.fresh_var(hint, size=True) for _ in range(sinfo.ndim)]
             return self.bb.match_cast(value, relax.TensorStructInfo(dims, sinfo.dtype))
         return value
 
@@ -661,11 +683,11 @@ class GraphImporter:
         if isinstance(d, str) and d and d != "?":
             key = sanitize(d)
             if key not in self.dims:
-                self.dims[key] = tir.Var(key, "int64")
+                self.dims[key] = self.size_var(key)
             return self.dims[key]
         key = f"{sanitize(name)}_dim{axis}"
         if key not in self.dims:
-            self.dims[key] = tir.Var(key, "int64")
+            self.dims[key] = self.size_var(key)
         return self.dims[key]
 
 

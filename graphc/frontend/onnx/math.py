@@ -151,6 +151,36 @@ _NUMERIC_ONLY = {
 }
 
 
+_COMPARE = {
+    "Equal": tir.EQ,
+    "Less": tir.LT,
+    "Greater": tir.GT,
+    "LessOrEqual": tir.LE,
+    "GreaterOrEqual": tir.GE,
+}
+
+
+def _compare_sizes(node, name, x, y):
+    """A comparison of symbolic sizes (object arrays of PrimExprs and ints) as a bool array when
+    every element is decided at import (sizes are never negative, so `n == -1` is false: the
+    `Shape -> Equal(-1) -> Where` chains of exported `expand` calls fold), else None."""
+    if name not in _COMPARE:
+        return None
+    analyzer = node.importer.analyzer()
+    x, y = np.broadcast_arrays(x, y)
+    out = np.empty(x.shape, dtype=bool)
+    for index in np.ndindex(x.shape):
+        a, b = (v if isinstance(v, tir.PrimExpr) else tir.const(int(v), "int64")
+                for v in (x[index], y[index]))
+        if a.dtype != b.dtype:
+            return None
+        decided = analyzer.simplify(_COMPARE[name](a, b))
+        if not isinstance(decided, tir.IntImm):
+            return None
+        out[index] = bool(decided.value)
+    return out
+
+
 def _legacy_operands(node):
     """Opset < 7: `broadcast=1` aligns b with a at `axis` (default: the trailing axes)."""
     a, b = node.input(0), node.input(1)
@@ -176,7 +206,9 @@ def _binary(name, relax_fn, numpy_fn, legacy: bool):
             folded = fold(
                 node,
                 lambda x, y: (
-                    None if name in _NUMERIC_ONLY and object in (x.dtype, y.dtype) else numpy_fn(x, y)
+                    _compare_sizes(node, name, x, y)
+                    if name in _NUMERIC_ONLY and object in (x.dtype, y.dtype)
+                    else numpy_fn(x, y)
                 ),
             )
             if folded is not None:
@@ -298,7 +330,8 @@ def mean(node):
 
 @converter("Where", since=9)
 def where(node):
-    folded = fold(node, lambda c, x, y: np.where(c, x, y) if c.dtype != object else None)
+    values = node.importer.known_dtype(node.inputs[1]) or node.importer.known_dtype(node.inputs[2])
+    folded = fold(node, lambda c, x, y: np.where(c, x, y) if c.dtype != object else None, values)
     if folded is not None:
         return folded
     return op.where(node.input(0), node.input(1), node.input(2))

@@ -108,7 +108,7 @@ class _Reducer:
 
     def squeeze(self, out, value):
         dims = squeezed_shape(shape_of(value), self.axes)[: self.rank]
-        return op.reshape(out, shape_expr(self.node.importer.bind_prims(dims, "kept")))
+        return op.reshape(out, shape_expr(self.node.importer.bind_prims(dims, "kept", sizes=True)))
 
     def count(self, value):
         """The number of elements reduced into each output element, as a 0-d tensor."""

@@ -106,6 +106,7 @@ def range_op(node):
             tir.truncdiv(lim - s + d - tir.select(d > 0, tir.const(1, "int64"), tir.const(-1, "int64")), d),
             tir.const(0, "int64"),
         )
+        length = node.importer.analyzer().simplify(length)  # sizes are never negative: max(n, 0) is n
         steps = op.arange(0, relax.PrimValue(length), 1, "int64")
         return op.add(op.multiply(op.astype(steps, dtype), delta), start)
     # float range: the element count is computed at run time and read back as a size

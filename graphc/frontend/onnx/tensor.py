@@ -17,6 +17,7 @@ from .common import (
     Emitting,
     as_prims,
     axis_mask,
+    broadcast_size,
     cast,
     dim_value,
     dtype_of,
@@ -134,8 +135,8 @@ def reshape(node):
     x = node.importer.refine(node.input(0), "reshape")  # a shape known only at run time: its sizes
     dims = _reshape_dims(node, shape_of(x), node.ints(1, "shape"), bool(allowzero))
     if any(_is_const(d, 0) for d in shape_of(x)):  # nothing to move: an empty tensor of the new shape
-        return op.zeros(shape_expr(node.importer.bind_prims(dims, "shape")), dtype_of(x))
-    return op.reshape(x, shape_expr(node.importer.bind_prims(dims, "shape")))
+        return op.zeros(shape_expr(node.importer.bind_prims(dims, "shape", sizes=True)), dtype_of(x))
+    return op.reshape(x, shape_expr(node.importer.bind_prims(dims, "shape", sizes=True)))
 
 
 @converter("Reshape", since=1)
@@ -198,7 +199,7 @@ def squeeze(node):
         axes = node.ints(1, "axes")
         mask = axis_mask(node, ndim_of(x), axes)
         dims = squeezed_shape(shape_of(x), mask)[: ndim_of(x) - len(axes)]
-        return op.reshape(x, shape_expr(node.importer.bind_prims(dims, "squeezed")))
+        return op.reshape(x, shape_expr(node.importer.bind_prims(dims, "squeezed", sizes=True)))
     axes = node.const(1, "axes") if node.has_input(1) else None
     return _squeeze(node, None if axes is None else axes.tolist())
 
@@ -226,7 +227,7 @@ def unsqueeze(node):
     if node.const(1) is None:  # axes read at run time
         x = node.input(0)
         dims = inserted_shape(shape_of(x), node.ints(1, "axes"))
-        return op.reshape(x, shape_expr(node.importer.bind_prims(dims, "unsqueezed")))
+        return op.reshape(x, shape_expr(node.importer.bind_prims(dims, "unsqueezed", sizes=True)))
     return _unsqueeze(node, node.const(1, "axes").reshape(-1).tolist())
 
 
@@ -459,13 +460,17 @@ def expand(node):
     shape = [tir.const(1, I64)] * (rank - len(shape)) + shape
     target = [tir.const(1, I64)] * (rank - len(target)) + list(target)
     out = []
+    analyzer = node.importer.analyzer()
     for d, t in zip(shape, target):
         if _is_const(t, 1):
             out.append(d)
         elif _is_const(d, 1) or (_is_const(t) and _is_const(d)):
             out.append(t if not _is_const(d) or _is_const(d, 1) else d)
+        elif d is t or analyzer.can_prove_equal(d, t):
+            out.append(d)
         else:
-            out.append(tir.max(d, t))
+            size = broadcast_size(node.importer, [d, t], analyzer)
+            out.append(tir.max(d, t) if size is None else size)
     return op.broadcast_to(x, shape_expr(out))
 
 
