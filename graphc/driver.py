@@ -287,7 +287,7 @@ def iter_stages(model, target="llvm", *, example_inputs=None, dynamic_shapes=Non
     yield "lowered", mod
     from .relax.vm_build import build as vm_build
 
-    yield "bytecode", vm_build(mod, target, vm_lowering=False, progress=report)
+    yield "bytecode", vm_build(mod, target, vm_lowering=False, kernels_lowered=True, progress=report)
 
 
 def to_schedule(mod: IRModule) -> IRModule:
