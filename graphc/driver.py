@@ -15,6 +15,8 @@ array([0, 1, 4, 9], dtype=int32)
 from __future__ import annotations
 
 import os
+import signal
+import sys
 import time
 
 from . import dlight
@@ -337,7 +339,7 @@ def map_kernels(mod: IRModule, kernel_pass, report, message: str) -> tuple[IRMod
     """`mod` with `kernel_pass` run over its PrimFuncs on all cores, and the names of the
     kernels it ran on (none when it ran nowhere: the caller then runs it itself).
 
-    The kernels are shared out among this process and `jobs - 1` forked children (POSIX only),
+    The kernels are shared out among this process and `jobs - 1` forked children,
     each running `kernel_pass` on a module of its own kernels, one kernel at a time, and sending
     the results back pickled: the same pass in the same PassContext on the same functions, so
     the result is the same as running it here. Only where it is safe and pays: at least
@@ -346,6 +348,7 @@ def map_kernels(mod: IRModule, kernel_pass, report, message: str) -> tuple[IRMod
     passes would run unseen), no user lowering passes (their side effects would happen in a
     child), and `GRAPHC_COMPILE_JOBS` (default: one per core) above 1. A kernel whose pass
     warned or raised in a child is redone here, so that the warning or error comes from here.
+    (Linux only: forking is what makes it cheap, and elsewhere it is not safe in every process.)
     """
     from .ir.transform import _GLOBAL_INSTRUMENTS, PassContext
     from .progress import CompileProgress
@@ -356,13 +359,22 @@ def map_kernels(mod: IRModule, kernel_pass, report, message: str) -> tuple[IRMod
     ctx = PassContext.current()
     kernels = [(gv, func) for gv, func in mod.items()
                if isinstance(func, PrimFunc) and _static(func)]
-    if (jobs < 2 or len(kernels) < PARALLEL_MIN_KERNELS or not hasattr(os, "fork") or ctx.instruments
+    if (jobs < 2 or len(kernels) < PARALLEL_MIN_KERNELS or sys.platform != "linux" or ctx.instruments
             or any(not isinstance(i, CompileProgress) for i in _GLOBAL_INSTRUMENTS)
             or ctx.config.get("tir.add_lower_pass")):
         return mod, set()
     groups = [kernels[i::jobs] for i in range(jobs)]
-    children = [_fork(kernel_pass, group) for group in groups[1:]]
-    results = _run_kernels(kernel_pass, groups[0])
+    children = []
+    try:
+        for group in groups[1:]:
+            children.append(_fork(kernel_pass, group))
+        results = _run_kernels(kernel_pass, groups[0])
+    except BaseException:  # interrupted: no child is left behind
+        for pid, read in children:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            os.close(read)
+        raise
     report(message, len(groups[0]), len(kernels))
     for child in children:
         results.update(_collect(child))
