@@ -14,6 +14,9 @@ array([0, 1, 4, 9], dtype=int32)
 
 from __future__ import annotations
 
+import os
+import signal
+import sys
 import time
 
 from . import dlight
@@ -272,7 +275,10 @@ def iter_stages(model, target="llvm", *, example_inputs=None, dynamic_shapes=Non
             from .tune.apply import ApplyTuningRecords
 
             schedules.insert(0, ApplyTuningRecords(tuning_records, target))
-        mod = Sequential(schedules, name="graphc.compile.schedule")(mod)
+        schedule = Sequential(schedules, name="graphc.compile.schedule")
+        if tuning_records is None:  # the kernels scheduled on all cores first (where it pays)
+            mod, _ = map_kernels(mod, schedule, report, "scheduling kernels")
+        mod = schedule(mod)
         mod = FoldConstant()(SplitLayoutRewritePreproc()(mod))  # pack constant weights once, now
         if lift_transform_params:  # weights kept as inputs: packed by main_transform_params
             mod = LiftTransformParams()(mod)
@@ -283,7 +289,7 @@ def iter_stages(model, target="llvm", *, example_inputs=None, dynamic_shapes=Non
     yield "lowered", mod
     from .relax.vm_build import build as vm_build
 
-    yield "bytecode", vm_build(mod, target, vm_lowering=False, progress=report)
+    yield "bytecode", vm_build(mod, target, vm_lowering=False, kernels_lowered=True, progress=report)
 
 
 def to_schedule(mod: IRModule) -> IRModule:
@@ -309,14 +315,137 @@ def _lower_kernels(mod: IRModule, report) -> IRModule:
     from .tir.function import PrimFunc
     from .tir.transform.pipeline import lower_pipeline
 
-    kernels = [(gv, func) for gv, func in mod.items() if isinstance(func, PrimFunc)]
-    out = mod.copy()
     pipeline = lower_pipeline()
+    out, lowered = map_kernels(mod, pipeline, report, "lowering kernels")  # on all cores, where it pays
+    kernels = [(gv, func) for gv, func in out.items()
+               if isinstance(func, PrimFunc) and gv.name_hint not in lowered]
+    if kernels:
+        out = out.copy()
     for done, (gv, func) in enumerate(kernels):
         report("lowering kernels", done, len(kernels))
         out[gv] = pipeline(IRModule({gv: func}))[gv]
     report("lowering kernels", len(kernels), len(kernels))
     return out
+
+
+# -- kernels on all cores ------------------------------------------------------------------------
+
+# A module with fewer kernels than this is scheduled and lowered in this process alone: starting
+# a process costs more than it saves.
+PARALLEL_MIN_KERNELS = 8
+
+
+def map_kernels(mod: IRModule, kernel_pass, report, message: str) -> tuple[IRModule, set]:
+    """`mod` with `kernel_pass` run over its PrimFuncs on all cores, and the names of the
+    kernels it ran on (none when it ran nowhere: the caller then runs it itself).
+
+    The kernels are shared out among this process and `jobs - 1` forked children,
+    each running `kernel_pass` on a module of its own kernels, one kernel at a time, and sending
+    the results back pickled: the same pass in the same PassContext on the same functions, so
+    the result is the same as running it here. Only where it is safe and pays: at least
+    `PARALLEL_MIN_KERNELS` kernels with static shapes (a symbolic shape's Var is shared with
+    the Relax function, and pickling would copy it), no pass instrument watching (children's
+    passes would run unseen), no user lowering passes (their side effects would happen in a
+    child), and `GRAPHC_COMPILE_JOBS` (default: one per core) above 1. A kernel whose pass
+    warned or raised in a child is redone here, so that the warning or error comes from here.
+    (Linux only: forking is what makes it cheap, and elsewhere it is not safe in every process.)
+    """
+    from .ir.transform import _GLOBAL_INSTRUMENTS, PassContext
+    from .progress import CompileProgress
+    from .target.llvm.build import parallel_parts
+    from .tir.function import PrimFunc
+
+    jobs = parallel_parts()
+    ctx = PassContext.current()
+    kernels = [(gv, func) for gv, func in mod.items()
+               if isinstance(func, PrimFunc) and _static(func)]
+    if (jobs < 2 or len(kernels) < PARALLEL_MIN_KERNELS or sys.platform != "linux" or ctx.instruments
+            or any(not isinstance(i, CompileProgress) for i in _GLOBAL_INSTRUMENTS)
+            or ctx.config.get("tir.add_lower_pass")):
+        return mod, set()
+    groups = [kernels[i::jobs] for i in range(jobs)]
+    children = []
+    try:
+        for group in groups[1:]:
+            children.append(_fork(kernel_pass, group))
+        results = _run_kernels(kernel_pass, groups[0])
+    except BaseException:  # interrupted: no child is left behind
+        for pid, read in children:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            os.close(read)
+        raise
+    report(message, len(groups[0]), len(kernels))
+    for child in children:
+        results.update(_collect(child))
+    out = mod.copy()
+    for gv, _ in kernels:
+        if results.get(gv.name_hint) is not None:
+            out[gv] = results[gv.name_hint]
+    report(message, len(kernels), len(kernels))
+    return out, {name for name, func in results.items() if func is not None}
+
+
+def _static(func) -> bool:
+    from .tir.expr import IntImm
+
+    return all(isinstance(d, IntImm) for buf in func.buffer_map.values() for d in (*buf.shape, *buf.strides))
+
+
+def _run_kernels(kernel_pass, kernels: list) -> dict:
+    """name -> `kernel_pass` of the kernel, or None where it warned or raised."""
+    import warnings
+
+    results = {}
+    for gv, func in kernels:
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                result = kernel_pass(IRModule({gv: func}))
+            results[gv.name_hint] = None if caught else result[gv.name_hint]
+        except Exception:  # noqa: BLE001 - redone by the caller, where it raises again
+            results[gv.name_hint] = None
+    return results
+
+
+def _fork(kernel_pass, kernels: list):
+    """A child process running `_run_kernels`: (pid, the pipe its pickled results come on)."""
+    import pickle
+
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: compute, send, and leave without running any exit handler
+        code = 1
+        try:
+            from .ir.transform import _GLOBAL_INSTRUMENTS
+
+            _GLOBAL_INSTRUMENTS.clear()  # the progress bar is drawn by the parent alone
+            os.close(read)
+            results = _run_kernels(kernel_pass, kernels)
+            data = pickle.dumps(results, protocol=pickle.HIGHEST_PROTOCOL)
+            with os.fdopen(write, "wb") as stream:
+                stream.write(data)
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write)
+    return pid, read
+
+
+def _collect(child) -> dict:
+    """The results of a child of `_fork` ({} when it failed: its kernels are then done here)."""
+    import pickle
+
+    pid, read = child
+    with os.fdopen(read, "rb") as stream:
+        data = stream.read()
+    _, status = os.waitpid(pid, 0)
+    if status != 0 or not data:
+        return {}
+    try:
+        return pickle.loads(data)  # noqa: S301 - from a child of this process
+    except Exception:  # noqa: BLE001 - anything unreadable is redone here
+        return {}
 
 
 def _has_high_level_calls(mod: IRModule) -> bool:

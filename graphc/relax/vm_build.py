@@ -322,12 +322,13 @@ def _bound(value):
 # --- the driver -----------------------------------------------------------------------------------
 
 
-def build_kernels(mod: IRModule, target) -> dict:
+def build_kernels(mod: IRModule, target, lowered: bool = False) -> dict:
     """Compile every PrimFunc of `mod`: {device type: runtime Module}.
 
     Kernels run on the target's device; functions marked "tir.is_host_func" (the shape
     computations of VMShapeLower, which read and write the CPU's shape heap) run on the CPU,
-    so a GPU target gives two modules, {"cpu": ..., "cuda": ...}.
+    so a GPU target gives two modules, {"cpu": ..., "cuda": ...}. `lowered=True`: the
+    PrimFuncs were lowered for `target` already (the device's are not lowered again).
     """
     target = Target.resolve(target)
     device = device_type_of(target)
@@ -340,7 +341,7 @@ def build_kernels(mod: IRModule, target) -> dict:
     modules = {}
     for where, prims in groups.items():
         build_for = target if where == device else Target(target.host or "llvm")
-        modules[where] = target_build(IRModule(prims), build_for)
+        modules[where] = target_build(IRModule(prims), build_for, lowered=lowered and build_for is target)
     return modules
 
 
@@ -372,14 +373,15 @@ EXEC_MODES = ("bytecode", "compiled")
 
 
 def build(mod: IRModule, target=None, params=None, *, exec_mode: str = "bytecode",
-          vm_lowering: bool = True, progress=None) -> Executable:
+          vm_lowering: bool = True, kernels_lowered: bool = False, progress=None) -> Executable:
     """Lower `mod` for the VM, compile its PrimFuncs for `target`, and generate bytecode.
 
     `params` (a dict of name -> array) binds `main`'s parameters as constants first.
     `exec_mode` takes TVM's values: "bytecode" and "compiled" give the same executable here
     (graphc's VM already turns the bytecode into Python code once, when the executable is
     loaded, which is what TVM's "compiled" mode does in C). `vm_lowering=False` skips
-    `VMLoweringPipeline` for modules already in lowered form. `progress(message, done, total)`,
+    `VMLoweringPipeline` for modules already in lowered form, `kernels_lowered=True` the TensorIR
+    lowering of PrimFuncs already lowered for `target`. `progress(message, done, total)`,
     if given, hears when the kernels' compilation and the bytecode generation start.
     """
     if not isinstance(mod, IRModule):
@@ -395,7 +397,7 @@ def build(mod: IRModule, target=None, params=None, *, exec_mode: str = "bytecode
     if progress is not None:
         kernels = sum(1 for _, func in mod.items() if isinstance(func, PrimFunc))
         progress(f"compiling {kernels} kernels for {target.kind}", 0, 0)
-    modules = build_kernels(mod, target)
+    modules = build_kernels(mod, target, lowered=kernels_lowered)
     if progress is not None:
         progress("generating the bytecode", 0, 0)
     return codegen(mod, modules, [Device(device_type_of(target), 0)])

@@ -54,18 +54,21 @@ def get_backend(kind: str) -> Callable:
     return builder
 
 
-def build(mod: IRModule | PrimFunc, target: str | dict | Target | None = None):
+def build(mod: IRModule | PrimFunc, target: str | dict | Target | None = None, *, lowered: bool = False):
     """Lower the PrimFuncs of `mod` and compile them for `target` with its kind's back end.
 
     A PrimFunc is named after its "global_symbol" attribute (else its GlobalVar's name).
+    `lowered=True` says they are in the lowered form already (lowered for `target`, as
+    `graphc.compile` does): lowering them again would change nothing and cost its time.
     """
     target = Target.resolve(target)
     builder = get_backend(target.kind)
     if isinstance(mod, PrimFunc):
         mod = IRModule({mod.attrs.get("global_symbol", "main"): mod})
-    with target:
-        lowered = lower_pipeline()(mod)
-    return builder(lowered, target)
+    if not lowered:
+        with target:
+            mod = lower_pipeline()(mod)
+    return builder(mod, target)
 
 
 def _register_builtin_backends() -> None:

@@ -47,8 +47,9 @@ from ...runtime.device import cpu
 from ...runtime.kernel import KernelError
 from ...runtime.tensor import empty
 from ...target import build as target_build
-from ...tir.expr import FloatImm, IntImm
+from ...tir.expr import BufferLoad, FloatImm, IntImm
 from ...tir.function import PrimFunc
+from ...tir.stmt import BlockRealize, BufferStore, For, ForKind, IterType
 from .. import expr as relax_expr
 from ..analysis import all_global_vars
 from ..block_builder import BlockBuilder
@@ -205,15 +206,19 @@ class _ConstantFolder(ExprMutator):
         in_bytes = sum(a.nbytes for a in arrays)
         if out_bytes > self.max_output_bytes and out_bytes > 2 * in_bytes:
             return None  # folding would grow the model (a broadcast or fill of a big shape)
-        kernel = self._kernel(func)
-        if kernel is None:
-            return None
         # aligned, as the kernel's buffers are declared: no temporary copies in or out
         results = [empty(shape, dtype) for shape, dtype in outputs]
-        try:
-            kernel(*arrays, *results, *scalars)
-        except KernelError:  # a run-time check failed (an index out of range): raise it when run
-            return None
+        axes = _permutation(func) if len(arrays) == 1 and len(results) == 1 and not scalars else None
+        if axes is not None:  # a transpose only moves data: numpy's copy is bit for bit the kernel's
+            np.copyto(np.asarray(results[0]), np.transpose(arrays[0], axes))
+        else:
+            kernel = self._kernel(func)
+            if kernel is None:
+                return None
+            try:
+                kernel(*arrays, *results, *scalars)
+            except KernelError:  # a run-time check failed (an index out of range): raise it when run
+                return None
         if isinstance(call.sinfo_args[0], TupleStructInfo):
             return relax_expr.Tuple([relax_expr.Constant(r) for r in results])
         return relax_expr.Constant(results[0])
@@ -232,6 +237,61 @@ class _ConstantFolder(ExprMutator):
             kernel = None
         self._kernels.setdefault(key, []).append((func, kernel))
         return kernel
+
+
+def _permutation(func: PrimFunc) -> tuple[int, ...] | None:
+    """The axes of `func` when it is a plain transpose (`out[v0, v1, ...] = in[v_p0, v_p1, ...]`
+    over the whole static output, one spatial block under the root, as `topi.transpose` makes
+    it), for `np.transpose(in, axes)`; None for anything else.
+
+    >>> from graphc import te
+    >>> A = te.placeholder((2, 3, 4), name="A")
+    >>> B = te.compute((4, 2, 3), lambda i, j, k: A[j, k, i], name="B")
+    >>> _permutation(te.create_prim_func([A, B]))
+    (2, 0, 1)
+    """
+    if len(func.params) != 2 or len(func.buffer_map) != 2:
+        return None
+    src, dst = (func.buffer_map.get(p) for p in func.params)
+    if src is None or dst is None or src.dtype != dst.dtype or len(src.shape) != len(dst.shape):
+        return None
+    root = func.body
+    if not (isinstance(root, BlockRealize) and not root.block.alloc_buffers and root.block.init is None):
+        return None
+    stmt, loops = root.block.body, []
+    while isinstance(stmt, For):
+        if stmt.kind != ForKind.SERIAL or stmt.annotations or not _is_int(stmt.min, 0):
+            return None
+        loops.append(stmt)
+        stmt = stmt.body
+    if not isinstance(stmt, BlockRealize):
+        return None
+    block = stmt.block
+    if (block.init is not None or block.alloc_buffers or block.match_buffers or not _is_int(stmt.predicate, 1)
+            or len(block.iter_vars) != len(dst.shape) or len(loops) != len(dst.shape)):
+        return None
+    for iv, value, loop, extent in zip(block.iter_vars, stmt.iter_values, loops, dst.shape):
+        if (iv.iter_type != IterType.DATA_PAR or value is not loop.loop_var or not _is_int(iv.dom.min, 0)
+                or not isinstance(extent, IntImm) or not _is_int(iv.dom.extent, extent.value)
+                or not _is_int(loop.extent, extent.value)):
+            return None
+    store, ivars = block.body, [iv.var for iv in block.iter_vars]
+    if not (isinstance(store, BufferStore) and store.buffer is dst and store.predicate is None
+            and len(store.indices) == len(ivars) and all(a is b for a, b in zip(store.indices, ivars))
+            and isinstance(store.value, BufferLoad) and store.value.buffer is src
+            and store.value.predicate is None):
+        return None
+    where = {id(v): k for k, v in enumerate(store.value.indices)}  # (PrimExpr == builds an EQ)
+    if len(store.value.indices) != len(ivars) or sorted(where) != sorted(map(id, ivars)):
+        return None  # each index one iter var, each once
+    axes = tuple(where[id(v)] for v in ivars)  # out dim j reads in dim axes[j]
+    if any(not _is_int(src.shape[a], dst.shape[j].value) for j, a in enumerate(axes)):
+        return None
+    return axes
+
+
+def _is_int(expr, value: int) -> bool:
+    return isinstance(expr, IntImm) and expr.value == value
 
 
 def _host_array(data) -> np.ndarray:

@@ -278,22 +278,34 @@ def _disjoint_access(ana, scope: Block, reader: BlockRealize, writer: BlockReali
 # one, TVM's premise too). id -> the block, held so that the id stays its own; the newest kept.
 _KNOWN_PIPELINES: dict = {}
 _KNOWN_LIMIT = 64
+# The verdicts of checked scopes (blocks are immutable; the check reads the scope and the
+# shapes of the function's buffers): ids of (the scope, the function's body, its parameter
+# buffers) -> (those objects, why or None), the objects held so that the ids stay theirs. The rules try
+# the same function again and again (each on a fresh Schedule of the unchanged function;
+# `try_inline` retries its blocks in a scope that refused), and each check costs bounds of
+# every dependence's regions.
+_VERDICTS: dict = {}
+_VERDICT_LIMIT = 256
 
 
 def root_block(func) -> Block | None:
     return func.body.block if isinstance(func.body, BlockRealize) else None
 
 
+def _remember(table: dict, key, value, limit: int) -> None:
+    table[key] = value
+    while len(table) > limit:
+        try:  # another thread may be changing the table: dropping the oldest is best effort
+            table.pop(next(iter(table)), None)
+        except (RuntimeError, StopIteration):
+            break
+
+
 def mark_stage_pipeline(block: Block | None) -> None:
     """Record that `block` (a root block compute_inline just made) is a stage pipeline."""
     if block is None:
         return
-    _KNOWN_PIPELINES[id(block)] = block
-    while len(_KNOWN_PIPELINES) > _KNOWN_LIMIT:
-        try:  # another thread may be changing the table: dropping the oldest is best effort
-            _KNOWN_PIPELINES.pop(next(iter(_KNOWN_PIPELINES)), None)
-        except (RuntimeError, StopIteration):
-            break
+    _remember(_KNOWN_PIPELINES, id(block), block, _KNOWN_LIMIT)
 
 
 def check_stage_pipeline(func, path: list, what: str) -> Block:
@@ -301,7 +313,14 @@ def check_stage_pipeline(func, path: list, what: str) -> Block:
     scope = enclosing_block(path)
     if _KNOWN_PIPELINES.get(id(scope)) is scope:
         return scope
-    why = stage_pipeline_violation(func, scope)
+    held = (scope, func.body, *func.buffer_map.values())
+    key = tuple(map(id, held))
+    seen = _VERDICTS.get(key)
+    if seen is not None and len(seen[0]) == len(held) and all(a is b for a, b in zip(seen[0], held)):
+        why = seen[1]
+    else:
+        why = stage_pipeline_violation(func, scope)
+        _remember(_VERDICTS, key, (held, why), _VERDICT_LIMIT)
     if why is not None:
         raise ScheduleError(
             f"cannot {what}: the scope block {scope.name_hint!r} is not a stage pipeline: {why}"

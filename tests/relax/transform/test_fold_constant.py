@@ -260,3 +260,46 @@ def test_runs_at_every_opt_level(opt_level):
     with PassContext(opt_level=opt_level):
         after = relax.transform.FoldConstant()(gen_mod(AddOne, "before", {"c0": C0}))
     np.testing.assert_allclose(after["main"].body.body.data.numpy(), C0 + 1)
+
+
+@pytest.mark.parametrize("shape, axes, dtype", [
+    ((3, 5), (1, 0), "float32"), ((2, 3, 4), (2, 0, 1), "float16"), ((2, 3, 4, 5), (0, 2, 3, 1), "int8"),
+    ((7,), (0,), "float32"), ((1, 4, 1), (2, 1, 0), "bfloat16")])
+def test_a_transpose_folds_through_numpy_bit_for_bit(monkeypatch, shape, axes, dtype):
+    """A transposed constant (a weight `W.T`) is folded by numpy's copy, not by building and running
+    the transpose kernel: the same bits as the kernel's, any dtype."""
+    from graphc.ir.dtype import DataType
+    from graphc.relax.transform import fold_constant
+
+    data = (np.random.default_rng(0).standard_normal(shape) * 50).astype(DataType(dtype).numpy_dtype())
+    bb = relax.BlockBuilder()
+    with bb.function("main", []):
+        with bb.dataflow():
+            gv = bb.emit_output(relax.op.permute_dims(relax.const(data), list(axes)))
+        bb.emit_func_output(gv)
+    mod = relax.transform.LegalizeOps()(bb.get())
+    taken = []
+    original = fold_constant._permutation
+    monkeypatch.setattr(fold_constant, "_permutation", lambda f: taken.append(original(f)) or taken[-1])
+    by_numpy = relax.transform.FoldConstant()(mod)["main"].body.body.data.numpy()
+    assert taken == [axes]
+    monkeypatch.setattr(fold_constant, "_permutation", lambda f: None)
+    by_kernel = relax.transform.FoldConstant()(mod)["main"].body.body.data.numpy()
+    assert by_numpy.dtype == by_kernel.dtype and by_numpy.shape == np.transpose(data, axes).shape
+    want = np.ascontiguousarray(np.transpose(data, axes)).tobytes()
+    assert by_numpy.tobytes() == by_kernel.tobytes() == want
+
+
+def test_only_plain_transposes_take_the_numpy_path():
+    from graphc import te
+    from graphc.relax.transform.fold_constant import _permutation
+
+    A = te.placeholder((3, 4), name="A")
+    assert _permutation(te.create_prim_func([A, te.compute((4, 3), lambda i, j: A[j, i])])) == (1, 0)
+    assert _permutation(te.create_prim_func([A, te.compute((4, 3), lambda i, j: A[j, i] * 2.0)])) is None
+    assert _permutation(te.create_prim_func([A, te.compute((3, 4), lambda i, j: A[i, 0])])) is None
+    assert _permutation(te.create_prim_func([A, te.compute((4, 4), lambda i, j: A[j % 3, i])])) is None
+    B = te.placeholder((4,), name="B")
+    assert _permutation(te.create_prim_func([B, te.compute((4, 4), lambda i, j: B[j])])) is None
+    cast = te.compute((3, 4), lambda i, j: A[i, j].astype("float16"))
+    assert _permutation(te.create_prim_func([A, cast])) is None
