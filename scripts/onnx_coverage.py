@@ -234,7 +234,7 @@ body, and one call of the VM builtin `vm.builtin.loop` in the enclosing function
 `Loop` (`acc += x * i`, scanning `acc`) with trip count `M`, condition `cond` and one carried value,
 `.show()` prints (abridged)
 
-```python
+```text
 @R.function(private=True)
 def L_body(iteration: R.Tensor((), dtype="int64"), cond: R.Tensor((), dtype="bool"),
            acc: R.Tensor((2,), dtype="float32"), x: R.Tensor((2,), dtype="float32")
