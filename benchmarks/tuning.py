@@ -294,6 +294,9 @@ def main() -> None:
             parser.error(f"unknown model {name!r}; choose from {', '.join(runs)}")
         budget = args.budget or BUDGETS[name]
         path = os.path.join(records_dir, f"{name}.records")
+        if args.no_tune and not os.path.exists(path):
+            print(f"== {name}: no records at {path} to re-time; skipped", flush=True)
+            continue
         if args.no_tune:
             print(f"== {name}: re-timing the records in {path}", flush=True)
         else:
