@@ -24,6 +24,7 @@ from ...errors import FrontendError, GraphcError, UnsupportedOperatorError
 from ...ir.module import IRModule
 from ...tir.arith import POS_INF, Analyzer, ConstIntBound
 from .dtypes import as_storage, elem_type_name, graphc_dtype, narrow_format, numpy_dtype
+from .functions import expand_function, schema_function
 from .model import tensor_value
 from .registry import Node, get_schema, lookup, normalize_domain
 
@@ -408,7 +409,7 @@ class GraphImporter:
             schema = get_schema(proto.op_type, version, domain)
             if schema is not None and schema.has_function:
                 if lookup(domain, proto.op_type, schema.since_version) is None:
-                    body = self.schema_function(proto, schema, opsets)
+                    body = schema_function(self, proto, schema, opsets)
         if body is None:
             return False
         return any(self._has_control_flow(n, opsets) for n, _ in _walk_nodes(body, opsets, self.functions))
@@ -437,21 +438,21 @@ class GraphImporter:
     def convert_node(self, proto, opsets) -> None:
         domain = normalize_domain(proto.domain)
         if (domain, proto.op_type) in self.functions:
-            self.expand_function(proto, self.functions[(domain, proto.op_type)])
+            expand_function(self, proto, self.functions[(domain, proto.op_type)])
             return
         version = opsets.get(domain)
         schema = get_schema(proto.op_type, version, domain) if version is not None else None
         op_version = schema.since_version if schema is not None else (version or 1)
         conv = lookup(domain, proto.op_type, op_version)
         if conv is None:
-            body = self.schema_function(proto, schema, opsets) if schema is not None else None
+            body = schema_function(self, proto, schema, opsets) if schema is not None else None
             if body is None:
                 where = f"{domain or 'ai.onnx'}, opset {version}"
                 raise UnsupportedOperatorError(
                     f"the model uses 1 operator(s) graphc cannot import yet:\n  {proto.op_type} ({where}): "
                     f"1 node(s), first {proto.name!r}"
                 )
-            self.expand_function(proto, body, schema)
+            expand_function(self, proto, body, schema)
             return
         node = Node(self, proto, op_version, schema)
         narrow_inputs = [self.narrow[n] for n in proto.input if n in self.narrow]
@@ -558,66 +559,6 @@ class GraphImporter:
             return self.bb.match_cast(value, relax.TensorStructInfo(dims, sinfo.dtype))
         return value
 
-    # -- function bodies ------------------------------------------------------------------
-
-    def schema_function(self, proto, schema, opsets):
-        """The schema's function body of an operator graphc has no converter for, or None."""
-        version = opsets.get(normalize_domain(proto.domain), 1)
-        if schema.has_function:
-            body = schema.get_function_with_opset_version(version) or schema.function_body
-            if isinstance(body, bytes):
-                body = onnx.FunctionProto.FromString(body)
-            return body
-        if schema.has_context_dependent_function:
-            types = [self.type_proto(name).SerializeToString() if name else b"" for name in proto.input]
-            try:
-                data = schema.get_context_dependent_function_with_opset_version(
-                    version, proto.SerializeToString(), types
-                )
-            except Exception:  # noqa: BLE001 - onnx raises plain errors for unsupported contexts
-                data = None
-            if data:
-                body = onnx.FunctionProto()
-                body.ParseFromString(data)
-                return body
-        return None
-
-    def type_proto(self, name: str) -> onnx.TypeProto:
-        """The ONNX type of a value (for context-dependent function bodies)."""
-        from .dtypes import onnx_elem_type
-
-        value = self.lookup_value(name)
-        sinfo = self.materialize(value).struct_info if isinstance(value, Known) else value.struct_info
-        shape = None
-        if isinstance(sinfo, relax.TensorStructInfo) and sinfo.shape_values is not None:
-            shape = [int(d.value) if isinstance(d, tir.IntImm) else str(d) for d in sinfo.shape_values]
-        return onnx.helper.make_tensor_type_proto(onnx_elem_type(sinfo.dtype), shape)
-
-    def expand_function(self, proto, function, schema=None) -> None:
-        """Convert `proto` by converting the nodes of its function body in a scope of their own."""
-        node_attrs = {a.name: a for a in proto.attribute}
-        defaults = {a.name: a for a in function.attribute_proto}
-        if schema is not None:  # the schema's defaults for attributes the body refers to
-            for name, attr in schema.attributes.items():
-                if name not in defaults and attr.default_value is not None and attr.default_value.name:
-                    defaults[name] = attr.default_value
-        renamed = {}
-        prefix = f"{sanitize(proto.name or proto.op_type)}__{next(self._counter)}__"
-        for formal, actual in zip(function.input, proto.input):
-            renamed[formal] = actual
-        for formal in list(function.input)[len(proto.input) :]:
-            renamed[formal] = ""
-        for formal, actual in zip(function.output, proto.output):
-            renamed[formal] = actual
-
-        def rename(n: str) -> str:
-            return renamed.get(n, prefix + n) if n else ""
-
-        nodes = [_instantiate(node, rename, node_attrs, defaults, prefix) for node in function.node]
-        opsets = dict(self.opsets)
-        opsets.update({normalize_domain(o.domain): o.version for o in function.opset_import})
-        self.convert_nodes(nodes, opsets)
-
     # -- inputs ---------------------------------------------------------------------------
 
     def _param_name(self, name: str) -> str:
@@ -689,47 +630,6 @@ class GraphImporter:
         if key not in self.dims:
             self.dims[key] = self.size_var(key)
         return self.dims[key]
-
-
-def _instantiate(node, rename, node_attrs: dict, defaults: dict, prefix: str):
-    """A copy of a function body's node with its values renamed (subgraphs included) and its
-    attribute references replaced by the calling node's attributes."""
-    new = onnx.NodeProto()
-    new.CopyFrom(node)
-    del new.input[:]
-    del new.output[:]
-    new.input.extend(rename(n) for n in node.input)
-    new.output.extend(rename(n) for n in node.output)
-    attrs = []
-    for a in node.attribute:
-        if a.ref_attr_name:
-            source = node_attrs.get(a.ref_attr_name) or defaults.get(a.ref_attr_name)
-            if source is None:
-                continue
-            a2 = onnx.AttributeProto()
-            a2.CopyFrom(source)
-            a2.name = a.name
-            attrs.append(a2)
-        elif a.type == onnx.AttributeProto.GRAPH:
-            a2 = onnx.AttributeProto()
-            a2.CopyFrom(a)
-            _rename_graph(a2.g, rename, node_attrs, defaults, prefix)
-            attrs.append(a2)
-        else:
-            attrs.append(a)
-    del new.attribute[:]
-    new.attribute.extend(attrs)
-    if not new.name:
-        new.name = f"{prefix}{node.op_type}"
-    return new
-
-
-def _rename_graph(graph, rename, node_attrs, defaults, prefix) -> None:
-    nodes = [_instantiate(n, rename, node_attrs, defaults, prefix) for n in graph.node]
-    del graph.node[:]
-    graph.node.extend(nodes)
-    for value in list(graph.input) + list(graph.output):
-        value.name = rename(value.name)
 
 
 # operator -> the input that, computed at run time, makes its conversion emit a run-time
