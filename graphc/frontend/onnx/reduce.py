@@ -97,11 +97,7 @@ class _Reducer:
                 # a zero-size axis that the run-time axes may name; the masked kernel's
                 # product over an empty axis is not 1
                 return self.identity_if_empty(kind, value, out)
-        if kind in ("max", "min") and is_float(dtype_of(value)) and self.may_be_empty(value):
-            # the kernels start a float max (min) from the lowest (highest) finite value;
-            # ONNX's empty reduction is -inf (inf)
-            return self.identity_if_empty(kind, value, out)
-        return out
+        return out  # the kernels start from the identity (te.max: -inf for floats)
 
     def identity_if_empty(self, kind: str, value, out):
         """`out`, or the identity of `kind` where the reduction covers no element."""
