@@ -167,3 +167,33 @@ def test_without_libgomp_kernels_run_serially_with_a_warning(tmp_path):
     result = _run(code, {"GRAPHC_CACHE_DIR": str(tmp_path), "GRAPHC_NUM_THREADS": "4",
                          "PYTHONPATH": ROOT})
     assert "serial ok" in result.stdout, result.stderr
+
+
+def test_libgomp_loads_with_a_bounded_spin_unless_the_environment_says():
+    # what GOMP_SPINCOUNT libgomp's constructor sees when it loads, and what is left after
+    code = """
+        import ctypes, os
+        seen = []
+        real_cdll = ctypes.CDLL
+        def record(name, *args, **kwargs):
+            if "gomp" in str(name):
+                seen.append(os.environ.get("GOMP_SPINCOUNT"))
+            return real_cdll(name, *args, **kwargs)
+        ctypes.CDLL = record
+        import graphc.runtime as rt
+        ctypes.CDLL = real_cdll
+        print(seen[-1] if seen else "not loaded", os.environ.get("GOMP_SPINCOUNT"))
+    """
+    clean = {k: v for k, v in os.environ.items() if k not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
+
+    def run(extra):
+        result = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env={**clean, **extra},
+                                capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0, result.stderr
+        return result.stdout.split()
+
+    if thread_pool.gomp_path() is None:
+        pytest.skip("libgomp is not installed")
+    assert run({}) == [str(thread_pool.SPIN_COUNT), "None"]  # bounded while loading, then unset
+    assert run({"GOMP_SPINCOUNT": "5000"}) == ["5000", "5000"]  # the user's choice stands
+    assert run({"OMP_WAIT_POLICY": "active"}) == ["None", "None"]
