@@ -197,3 +197,26 @@ def test_libgomp_loads_with_a_bounded_spin_unless_the_environment_says():
     assert run({}) == [str(thread_pool.SPIN_COUNT), "None"]  # bounded while loading, then unset
     assert run({"GOMP_SPINCOUNT": "5000"}) == ["5000", "5000"]  # the user's choice stands
     assert run({"OMP_WAIT_POLICY": "active"}) == ["None", "None"]
+
+
+def test_kernels_bind_graphcs_libgomp_even_when_another_copy_loaded_first():
+    # PyTorch ships a libgomp.so.1 and loads it on import; graphc's kernels must still call
+    # the copy graphc loaded (with its bounded spin), not whichever the process found first
+    code = """
+        import ctypes
+        import torch  # noqa: F401 - may load its own libgomp.so.1
+        import llvmlite.binding as llvm
+        import graphc.runtime as rt
+        lib = rt.thread_pool._state["library"]
+        for sym in ("GOMP_parallel", "omp_get_thread_num", "omp_get_num_threads"):
+            assert llvm.address_of_symbol(sym) == ctypes.cast(getattr(lib, sym), ctypes.c_void_p).value, sym
+        print("bound")
+    """
+    if thread_pool.gomp_path() is None:
+        pytest.skip("libgomp is not installed")
+    result = _run(code, {})
+    assert "bound" in result.stdout, result.stderr
+    n = 1 << 16
+    a, b, c = np.ones(n, "float32"), np.arange(n, dtype="float32"), np.zeros(n, "float32")
+    add_kernel(n)(a, b, c)
+    assert np.array_equal(c, 2 + b)
