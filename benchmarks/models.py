@@ -27,8 +27,8 @@ the machine's measured peak (the better of numpy's 1024^3 sgemm with OpenBLAS pi
 kernel, and the hand-written micro-kernel of `matmul.py` on one core times the threads).
 
 ONNX Runtime runs the model exported by `torch.onnx.export` at opset 17 (the TorchScript
-exporter; where that one fails, GPT-2, the dynamo exporter at opset 18), with as many intra-op threads as graphc
-and torch. The load average and the host CPU are printed with the numbers: on the 2-core
+exporter; where that one fails, GPT-2, the dynamo exporter at opset 18), with as many intra-op
+threads as graphc and torch. The load average and the host CPU are printed with the numbers: on the 2-core
 machine, compare runs whose load is low.
 """
 

@@ -133,7 +133,7 @@ def _load_gomp() -> str | None:
             try:
                 lib = ctypes.CDLL(name, mode=ctypes.RTLD_GLOBAL)
                 llvm.load_library_permanently(name)
-                entries = {sym: ctypes.cast(getattr(lib, sym), ctypes.c_void_p).value for sym in _GOMP_SYMBOLS}
+                entries = {s: ctypes.cast(getattr(lib, s), ctypes.c_void_p).value for s in _GOMP_SYMBOLS}
             except (OSError, RuntimeError, AttributeError):
                 continue
             for sym, address in entries.items():  # this copy's, whatever else the process loaded
