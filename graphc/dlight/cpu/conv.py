@@ -228,8 +228,9 @@ def schedule_conv(sch: Schedule, conv: BlockRV, roles: GemmRoles, target, layout
     reduce = [loops[v] for v in roles.r_vars]
     j_loop, groups = loops[roles.j_var], []
     if roles.j_group and roles.j_group < channels.value:
-        # the group a loop of its own: the input index `o // (O/G)` then simplifies to it, a
-        # broadcast (`(o_0 * NR + o_2) // (O/G)` would gather when a group holds several panels)
+        # the group a serial loop of its own, outside the parallel ones: the input index
+        # `o // (O/G)` then simplifies to it, a broadcast (`(o_0 * NR + o_2) // (O/G)` gathered
+        # per lane when a group holds several panels; fused into the parallel loop, it did too)
         g, j_loop = sch.split(j_loop, [None, roles.j_group])
         groups = [g]
     o_0, o_1, o_2 = sch.split(j_loop, [None, tile.nv, tile.lanes])
@@ -245,7 +246,7 @@ def schedule_conv(sch: Schedule, conv: BlockRV, roles: GemmRoles, target, layout
     pos = [lp.var for lp in sch.get_loops(conv)]
     outer.sort(key=lambda lp: pos.index(lp.var))
     # (n, h) stay outside; a blocked input channel loop goes outside the row's pixel tiles
-    order = [outer[0], *groups, o_0, *outer[1:], *([c_0] if c_0 else []), w_0, *reduce, w_1, o_1, o_2]
+    order = [*groups, outer[0], o_0, *outer[1:], *([c_0] if c_0 else []), w_0, *reduce, w_1, o_1, o_2]
     sch.reorder(*order)
     anchor = w_0 if c_0 is None else (outer[-1] if outer else o_0)
     for blk in epilogue:
@@ -273,7 +274,7 @@ def schedule_conv(sch: Schedule, conv: BlockRV, roles: GemmRoles, target, layout
 
     flops = _static_product(list(ivs.values()))
     if sch.sample_categorical([True, False], decision=0 if flops is None or flops >= SERIAL_FLOPS else 1):
-        par_loops = [outer[0], *groups, o_0, *outer[1:]]
+        par_loops = [outer[0], o_0, *outer[1:]]  # the group outside: its index stays a plain loop
         sch.parallel(par_loops[0] if len(par_loops) == 1 else sch.fuse(*par_loops))
 
 

@@ -12,8 +12,6 @@ the index pattern of fused loops).
 >>> ana = Analyzer(); ana.bind(j, Range(0, 4))
 >>> expr_text(ana.simplify((i * 4 + j) // 4)), expr_text(ana.simplify((i * 4 + j) % 4))
 ('i', 'j')
->>> expr_text(ana.simplify((i * 8 + j) // 24))
-'i // 3'
 """
 
 from __future__ import annotations
@@ -139,33 +137,12 @@ def floordiv_of(self, a: PrimExpr, b: PrimExpr) -> PrimExpr | None:
             # (x % (c*m)) // c -> (x // c) % m: one normal form for the middle digit of a split
             inner = floormod_of(self, floordiv_of(self, f.a, b), const(f.b.value // c, dtype))
     if inner is None:
-        inner = _drop_small(self, rest, c, dtype)
-    if inner is None:
         if r != 0 and q != 0:  # keep the constant inside rather than `(x + 3) // 4 - 1`
             rest.const, q = s.const, 0
         inner = FloorDiv(self.finish(rest), b, dtype)
     quot.const += q
     quot.add_sum(self.sum_of(inner))
     return self.finish(quot)
-
-
-def _drop_small(self, rest: LinearSum, c: int, dtype: str) -> PrimExpr | None:
-    """`(g*X + Y) // (g*d)` as `X // d` when bounds put `0 <= Y < g`, `Y` the terms (and the
-    constant) whose coefficients `g` does not divide: a grouped convolution's group index
-    `(panel * 64 + lane) // 192` after its loops were fused, `panel // 3`."""
-    for g in sorted({gcd(coeff, c) for coeff, _ in rest.terms.values()}, reverse=True):
-        if g <= 1:
-            break
-        big, small = LinearSum(rest.dtype), LinearSum(rest.dtype, rest.const)
-        for coeff, factors in rest.terms.values():
-            (big if coeff % g == 0 else small).add_term(coeff, factors)
-        if not big.terms or not small.terms:
-            continue
-        if self.sym_min(small) >= 0 and self.sym_max(small) < g:
-            x, d = _reduced(self, big, g), const(c // g, dtype)
-            out = floordiv_of(self, x, d)
-            return out if out is not None else FloorDiv(x, d, dtype)
-    return None
 
 
 def floormod_of(self, a: PrimExpr, b: PrimExpr) -> PrimExpr | None:
