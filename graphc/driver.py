@@ -363,7 +363,7 @@ def map_kernels(mod: IRModule, kernel_pass, report, message: str) -> tuple[IRMod
             or any(not isinstance(i, CompileProgress) for i in _GLOBAL_INSTRUMENTS)
             or ctx.config.get("tir.add_lower_pass") or not fork_safe()):
         return mod, set()
-    groups = [kernels[i::jobs] for i in range(jobs)]
+    groups = _share_out(kernels, jobs)
     children = []
     try:
         for group in groups[1:]:
@@ -408,6 +408,18 @@ def fork_safe() -> bool:
 
     current = threading.current_thread()
     return all(t is current or t.name.startswith(_SAFE_THREAD_PREFIXES) for t in threading.enumerate())
+
+
+def _share_out(kernels: list, jobs: int) -> list[list]:
+    """`kernels` in at most `jobs` groups of about equal work, the largest kernels placed first (each
+    into the group with the least so far), each group in module order. The work of a kernel
+    is guessed from its size: the statements of its body, which scheduling and lowering walk
+    again and again (a convolution nest weighs more than an elementwise loop)."""
+    from .target.llvm.build import _partition
+    from .tir.schedule.state import walk
+
+    weights = [sum(1 for _ in walk(func.body)) for _, func in kernels]
+    return [[kernels[i] for i in part] for part in _partition(weights, jobs)]
 
 
 def _static(func) -> bool:
