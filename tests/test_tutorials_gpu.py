@@ -14,6 +14,7 @@ import pytest
 
 import graphc
 from graphc import te, tir
+from graphc.target.intrin import _RULES
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "target"))
 import gpu_programs as P  # noqa: E402
@@ -92,11 +93,15 @@ def cuda_mylog_rule(op):
 
 @pytest.fixture(scope="module")
 def mylog_rules():
+    saved = {key: list(rules) for key, rules in _RULES.items()}
     graphc.ir.register_op_attr("tir.mylog", "TCallEffectKind", tir.CallEffectKind.Pure)
     graphc.ir.register_intrin_lowering("tir.mylog", target="opencl", f=opencl_mylog_rule, level=99,
                                        override=True)
     graphc.ir.register_intrin_lowering("tir.mylog", target="cuda", f=cuda_mylog_rule, level=99,
                                        override=True)
+    yield
+    _RULES.clear()
+    _RULES.update(saved)
 
 
 def _mylog_schedule():

@@ -13,6 +13,7 @@ import graphc
 from graphc import te, tir
 from graphc.errors import CodegenError
 from graphc.target import register_intrin_lowering
+from graphc.target.intrin import _RULES
 from graphc.tir import For, ForKind
 from graphc.tir.functor import StmtExprVisitor, post_order_visit
 
@@ -254,8 +255,14 @@ def llvm_mylog_rule(op):
 
 @pytest.fixture(scope="module")
 def mylog_registered():
+    saved = {key: list(rules) for key, rules in _RULES.items()}
     tir.register_intrin("tir.mylog", 1)
     register_intrin_lowering("tir.mylog", target="llvm", f=llvm_mylog_rule, level=99, override=True)
+    yield
+    # Leave the lowering table as found: tests/target/test_intrin.py registers its own
+    # tir.mylog rule at the same level in whichever worker runs both files.
+    _RULES.clear()
+    _RULES.update(saved)
 
 
 def _mylog_schedule():
