@@ -76,43 +76,14 @@ def claimed(db, tasks, target) -> float:
     return default / tuned if tuned else 1.0
 
 
-def machine_peaks(repeat: int = 5) -> tuple[float, float]:
-    """(GFLOP/s of numpy's 1024^3 float32 matmul, GB/s of a 64 MiB numpy copy) on this machine
-    now: the floors a kernel is compared with in `floor_table`."""
-    a = np.random.default_rng(0).standard_normal((1024, 1024), "float32")
-    big = np.ones(1 << 24, "float32")
-    out = np.empty_like(big)
-    rows = time_rows({"mm": lambda: a @ a, "copy": lambda: np.copyto(out, big)}, repeat)
-    return 2 * 1024**3 / (rows["mm"][0] / 1e3) / 1e9, 2 * big.nbytes / (rows["copy"][0] / 1e3) / 1e9
+def floor_table(db, tasks) -> str:
+    """The per-task floor table (`graphc.tune.floor`): each task's default and tuned kernels timed
+    here, interleaved with the machine's matmul peak and copy bandwidth measured beside them."""
+    from graphc.tune.floor import floor_rows, format_floor_table, time_tasks
 
-
-def floor_table(db, tasks, target, peaks) -> str:
-    """Per task: calls, default and tuned time (the tuner's, measured together), GFLOP/s and
-    GB/s (arguments' bytes over the time) against the machine's matmul and copy peaks, and its
-    share of the model's estimated time: why a kernel is, or is not, at the floor."""
-    from graphc.tir.analysis.flops import argument_bytes
-    from graphc.tune.database import target_key
-
-    key = target_key(target)
-    gflops_peak, gbs_peak = peaks
-    lines = [f"machine now: numpy matmul {gflops_peak:.0f} GFLOP/s, copy {gbs_peak:.0f} GB/s",
-             f"{'task':<40} {'calls':>5} {'default us':>10} {'tuned us':>9} {'GFLOP/s':>8} {'%peak':>6} "
-             f"{'GB/s':>6} {'%copy':>6} {'share':>6}"]
-    rows, total = [], 0.0
-    for task in tasks:
-        base = db.default_record(task.workload, key)
-        if base is None:
-            continue
-        tuned = base.time / db.speedup(task.workload, key)
-        total += task.weight * tuned
-        rows.append((task, base.time, tuned))
-    for task, default, tuned in sorted(rows, key=lambda r: -r[0].weight * r[2]):
-        gflops = (task.flops or 0) / tuned / 1e9
-        gbs = (argument_bytes(task.func) or 0) / tuned / 1e9
-        lines.append(f"{task.name[:40]:<40} {task.weight:>5} {default * 1e6:>10.1f} {tuned * 1e6:>9.1f} "
-                     f"{gflops:>8.1f} {100 * gflops / gflops_peak:>5.0f}% {gbs:>6.1f} "
-                     f"{100 * gbs / gbs_peak:>5.0f}% {100 * task.weight * tuned / total:>5.1f}%")
-    return "\n".join(lines)
+    times = time_tasks(tasks, db, "llvm")
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    return f"per-task floors (load average {load}):\n" + format_floor_table(floor_rows(tasks, times))
 
 
 def ort_session(model_proto):
@@ -226,7 +197,7 @@ def run_model(name: str, model, inputs, budget: float, records: str, repeat: int
     if numpy_fn is not None:
         fns["numpy"] = numpy_fn
     tasks = extract_tasks(model, "llvm", example_inputs=inputs)
-    print(floor_table(db, tasks, "llvm", machine_peaks()), flush=True)
+    print(floor_table(db, tasks), flush=True)
     return {"rows": time_rows(fns, repeat), "report": db.last_run, "claimed": claimed(db, tasks, "llvm")}
 
 
