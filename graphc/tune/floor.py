@@ -5,7 +5,7 @@ moving its arguments' bytes at the machine's bandwidth: its floor is the larger 
 `max(flops / peak, bytes / bandwidth)`. Both rates are measured beside the kernel, in the
 same interleaved rounds (`time_tasks`: default, tuned, peak probe, bandwidth probe, default,
 ...), so a load that comes and goes on the machine lowers them with the kernel's own speed:
-the peak is numpy's 1024^3 float32 matmul (both cores), the bandwidth a copy moving as many
+the peak is numpy's 512^3 float32 matmul on one thread times the cores, the bandwidth a copy moving as many
 bytes as the kernel's arguments hold (one thread and two, the better), so a kernel whose
 arguments fit in a cache is held to the cache's bandwidth, not to the memory's.
 `floor_rows` / `format_floor_table` put them together: per task its calls per model run,
@@ -42,24 +42,31 @@ def _seconds(fn, min_seconds: float) -> float:
 
 
 class Probes:
-    """The machine's rates, measured on demand: `matmul()` seconds of numpy's 1024^3 float32
-    matmul, `copy(nbytes)` seconds of a copy moving `nbytes` (read and written), on one thread
-    or two (whichever is faster now)."""
-
-    FLOPS = 2 * 1024**3
+    """The machine's rates, measured on demand: `gflops()` the matmul peak, numpy's 512^3 float32
+    matmul on one BLAS thread times the cores this process may use (one thread's fastest call
+    is clean on a loaded machine far more often than a two-thread call, whose second thread
+    waits in the run queue: under load 20 numpy's two-thread 1024^3 matmul gave 7-25 GFLOP/s
+    at best); `copy(nbytes)` seconds of a copy moving `nbytes` (read and written), on one
+    thread or two (whichever is faster now)."""
 
     def __init__(self):
+        import os
         from concurrent.futures import ThreadPoolExecutor
 
-        self.a = np.random.default_rng(0).standard_normal((1024, 1024), "float32")
+        self.a = np.random.default_rng(0).standard_normal((512, 512), "float32")
+        self.cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
         self.pool = ThreadPoolExecutor(2)
         self._arrays: dict = {}
 
     def close(self) -> None:
         self.pool.shutdown()
 
-    def matmul(self, min_seconds: float = 0.02) -> float:
-        return _seconds(lambda: self.a @ self.a, min_seconds)
+    def gflops(self, min_seconds: float = 0.02) -> float:
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(1):
+            seconds = _seconds(lambda: self.a @ self.a, min_seconds)
+        return 2 * 512**3 / seconds / 1e9 * self.cores
 
     def copy(self, nbytes: int, min_seconds: float = 0.02) -> float:
         if nbytes not in self._arrays:
@@ -138,7 +145,7 @@ def format_floor_table(rows: list[FloorRow]) -> str:
         lines.append(f"{r.name[:34]:<34} {r.calls:>5} {r.flops / 1e6:>8.1f} {r.bytes / 1024:>6.0f} "
                      f"{r.default * 1e6:>10.1f} {r.tuned * 1e6:>9.1f} {r.floor * 1e6:>9.1f} {r.bound:>7} "
                      f"{r.gflops:>7.0f} {r.gbs:>5.0f} {100 * r.at_floor:>5.0f}% "
-                     f"{100 * share:>5.1f}%")
+                     f"{100 * share:>5.1f}%{' *' if min(r.default, r.tuned) < r.floor else ''}")
     default = sum(r.calls * r.default for r in rows)
     tuned = sum(r.calls * r.tuned for r in rows)
     floor = sum(r.calls * r.floor for r in rows)
@@ -149,6 +156,10 @@ def format_floor_table(rows: list[FloorRow]) -> str:
         lines.append("(floor: max(FLOPs / the matmul peak, bytes / the copy bandwidth at that size), both "
                      "measured beside the kernel; %floor: the floor over the default's time; share: of "
                      "calls x default time)")
+        if any(min(r.default, r.tuned) < r.floor for r in rows):
+            lines.append("*: a kernel ran faster than its floor: the probe underrates the machine there "
+                         "(numpy's BLAS may use narrower vectors than the kernel, or the kernel's data "
+                         "stayed in a cache the copy of its size does not)")
         lines.append(f"the most any schedule of these kernels could gain: {default / floor:.2f}x over the "
                      f"default, {tuned / floor:.2f}x over the tuned")
     return "\n".join(lines)
@@ -158,7 +169,7 @@ def time_tasks(tasks, db, target, repeat: int = 5, min_seconds: float = 0.02) ->
     """{workload: (default s, tuned s, GFLOP/s, GB/s)} of each task: its default schedule and its
     best record (the default's when it has none), built as `graphc.compile` builds them and
     timed here on the inputs and the packed weights the tuner's runner uses, interleaved with
-    the machine's peak (numpy's matmul) and bandwidth (a copy of the kernel's argument bytes):
+    the machine's peak (`Probes.gflops`) and bandwidth (a copy of the kernel's argument bytes):
     `repeat` rounds of the four, the best of each."""
     from ..target import Target
     from ..tir.analysis.flops import argument_bytes
@@ -187,15 +198,15 @@ def time_tasks(tasks, db, target, repeat: int = 5, min_seconds: float = 0.02) ->
                 kernel, args, _ = built
                 fns.append(lambda kernel=kernel, args=args: _seconds(lambda: kernel(*args), min_seconds))
             nbytes = argument_bytes(task.func) or 0
-            fns.append(lambda: probes.matmul(min_seconds))
+            fns.append(lambda: 1.0 / probes.gflops(min_seconds))  # the fastest: the highest rate
             fns.append(lambda nbytes=nbytes: probes.copy(nbytes, min_seconds))
             best_times = [math.inf] * len(fns)
             for r in range(repeat):
                 for j in range(len(fns)):
                     k = (j + r) % len(fns)
                     best_times[k] = min(best_times[k], fns[k]())
-            default, tuned, mm, copy = best_times
-            out[task.workload] = (default, tuned, Probes.FLOPS / mm / 1e9, nbytes / copy / 1e9)
+            default, tuned, inverse_gflops, copy = best_times
+            out[task.workload] = (default, tuned, 1.0 / inverse_gflops, nbytes / copy / 1e9)
     finally:
         probes.close()
     return out

@@ -69,3 +69,12 @@ def test_time_tasks_builds_and_measures_each_task_beside_the_probes():
 def test_a_row_needs_positive_rates():
     with pytest.raises(ValueError, match="task m: the floor needs a positive peak"):
         FloorRow("m", 1, 10, 10, 1e-6, 1e-6).with_floor(0.0, 1.0)
+
+
+def test_a_kernel_faster_than_its_floor_is_marked():
+    task = _matmul()
+    # 2 * 64^3 FLOPs at 10 GFLOP/s: a 52 us floor; the kernel took 20 us: the probe underrates the machine
+    rows = floor_rows([task], {task.workload: (20e-6, 20e-6, 10.0, 50.0)})
+    assert rows[0].floor > rows[0].default
+    text = format_floor_table(rows)
+    assert text.splitlines()[1].endswith(" *") and "ran faster than its floor" in text
