@@ -196,6 +196,20 @@ def store_in_background(key: str, exe) -> None:
     thread.start()
 
 
+def _after_fork_in_child() -> None:
+    """A forked child (`graphc.driver.map_kernels`) has none of its parent's threads: a lock
+    another thread held at the fork would never be released there, and the hash pool's work
+    would never be done. The child gets its own lock and, when it hashes, its own pool."""
+    global _LOCK
+    _LOCK = threading.Lock()
+    _POOL.clear()
+    _PENDING.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def wait() -> None:
     """Wait until the entries being written in the background are written."""
     with _LOCK:

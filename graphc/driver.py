@@ -361,9 +361,9 @@ def map_kernels(mod: IRModule, kernel_pass, report, message: str) -> tuple[IRMod
                if isinstance(func, PrimFunc) and _static(func)]
     if (jobs < 2 or len(kernels) < PARALLEL_MIN_KERNELS or sys.platform != "linux" or ctx.instruments
             or any(not isinstance(i, CompileProgress) for i in _GLOBAL_INSTRUMENTS)
-            or ctx.config.get("tir.add_lower_pass")):
+            or ctx.config.get("tir.add_lower_pass") or not fork_safe()):
         return mod, set()
-    groups = [kernels[i::jobs] for i in range(jobs)]
+    groups = _share_out(kernels, jobs)
     children = []
     try:
         for group in groups[1:]:
@@ -384,6 +384,42 @@ def map_kernels(mod: IRModule, kernel_pass, report, message: str) -> tuple[IRMod
             out[gv] = results[gv.name_hint]
     report(message, len(kernels), len(kernels))
     return out, {name for name, func in results.items() if func is not None}
+
+
+# Python threads a fork may leave behind: graphc's own (the compile cache's hash pool and entry
+# writers; the modules that own them give a forked child fresh locks and pools with
+# `os.register_at_fork`), and tqdm's monitor (started by any progress bar, torch.export's
+# included; it touches tqdm's lock only, which a child never takes).
+_SAFE_THREAD_PREFIXES = ("graphc-", "tqdm_monitor")
+
+
+def fork_safe() -> bool:
+    """Whether `map_kernels` may fork now: no Python thread alive but this one and those known
+    to be harmless (graphc's own, tqdm's monitor).
+
+    A forked child has only the thread that forked it. A lock another Python thread held at
+    that moment (in any module a pass uses) stays held in the child forever, so with a
+    foreign Python thread alive the kernels are done in this process. Native threads (the
+    OpenMP pools of torch, ONNX Runtime or graphc's own kernels, LLVM's) are no obstacle: a
+    child runs schedules and TensorIR passes only, which call no kernel, no OpenMP region and
+    no torch or ONNX Runtime function, and leaves with `os._exit`.
+    """
+    import threading
+
+    current = threading.current_thread()
+    return all(t is current or t.name.startswith(_SAFE_THREAD_PREFIXES) for t in threading.enumerate())
+
+
+def _share_out(kernels: list, jobs: int) -> list[list]:
+    """`kernels` in at most `jobs` groups of about equal work, the largest kernels placed first (each
+    into the group with the least so far), each group in module order. The work of a kernel
+    is guessed from its size: the statements of its body, which scheduling and lowering walk
+    again and again (a convolution nest weighs more than an elementwise loop)."""
+    from .target.llvm.build import _partition
+    from .tir.schedule.state import walk
+
+    weights = [sum(1 for _ in walk(func.body)) for _, func in kernels]
+    return [[kernels[i] for i in part] for part in _partition(weights, jobs)]
 
 
 def _static(func) -> bool:
@@ -411,9 +447,12 @@ def _run_kernels(kernel_pass, kernels: list) -> dict:
 def _fork(kernel_pass, kernels: list):
     """A child process running `_run_kernels`: (pid, the pipe its pickled results come on)."""
     import pickle
+    import warnings
 
     read, write = os.pipe()
-    pid = os.fork()
+    with warnings.catch_warnings():  # Python 3.12+ warns of any thread; `fork_safe` judged them
+        warnings.filterwarnings("ignore", message=".*multi-threaded.*fork", category=DeprecationWarning)
+        pid = os.fork()
     if pid == 0:  # the child: compute, send, and leave without running any exit handler
         code = 1
         try:

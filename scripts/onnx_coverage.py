@@ -224,6 +224,12 @@ does not compile (`sess.cache_hit`). The cache lives in `cache_dir`, else
   patterns, decoded and encoded by `relax.decode_float`/`encode_float`; the small integers as
   int8/uint8 values) for Cast, CastLike, QuantizeLinear and DequantizeLinear; the backend and
   the session convert at the model's boundary.
+- **Values read when the model runs are checked, never clamped.** An index or position held in a
+  tensor outside its valid range stops the model with an error naming the operator and the
+  value instead of a read or write out of bounds: the gathers' and scatters' indices (valid in
+  [-n, n), a negative one counted from the end once), RoiAlign's batch indices (IndexError from
+  the kernel), TensorScatter's linear-mode write positions (an assert naming the node). A
+  reduction over an axis that is empty only at run time gives its identity (a float max -inf).
 - **Malformed models** (checker failures, truncated protobufs, references to undefined values,
   initializers of the wrong size) raise a `FrontendError` saying what is wrong.
 

@@ -12,6 +12,20 @@ thread pool) on an outlined body; no Python thread is involved per call. Two pro
   spawning a second team of `num_threads` threads, so concurrent callers never
   oversubscribe the cores.
 
+libgomp's threads wait for the next region by spinning, then sleeping on a futex. Its
+default spin (`GOMP_SPINCOUNT` 300,000 pauses, milliseconds on AMD's long `pause`) is a
+pathology when the cores are oversubscribed: the idle worker and the master waiting at the
+region's end barrier burn the time slices the other thread needs (the batch-64 MLP took
+24 ms instead of 0.12 ms at load 6 on 2 cores). graphc loads libgomp with a bounded spin,
+`SPIN_COUNT` pauses (about a microsecond), then the futex wait, unless the environment sets
+`GOMP_SPINCOUNT` or `OMP_WAIT_POLICY` itself; the variable is set only while libgomp loads
+(its constructor reads it once, then). The system's libgomp is loaded by its full path and the
+kernels' `GOMP_parallel` / `omp_get_*` are bound to that copy's, so a libgomp of the same
+soname loaded before (PyTorch ships one and loads it on import) keeps its own settings and
+threads, and graphc's kernels still get the bounded spin. A library loaded after graphc that
+names `libgomp.so.1` (PyTorch imported second) shares graphc's copy, as the dynamic loader
+matches sonames.
+
 When libgomp cannot be found, `GOMP_parallel` and the `omp_get_*` queries are served by
 serial stand-ins (with one warning), so kernels still load and run, on one thread.
 
@@ -36,6 +50,11 @@ import llvmlite.binding as llvm
 NUM_THREADS_SYMBOL = "graphc_num_threads"
 ACTIVE_SYMBOL = "graphc_parallel_active"
 ENV_VAR = "GRAPHC_NUM_THREADS"
+# libgomp's spin before a waiting thread sleeps on a futex (see the module docstring)
+SPIN_COUNT = 100
+_WAIT_VARS = ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")
+# what kernels call (graphc.target.llvm.parallel, and omp_get_* in call_extern)
+_GOMP_SYMBOLS = ("GOMP_parallel", "omp_get_thread_num", "omp_get_num_threads")
 # libgomp's soname on glibc systems; the dynamic loader finds it without a search
 _GOMP_NAMES = ("libgomp.so.1", "/usr/lib/x86_64-linux-gnu/libgomp.so.1", "/lib/x86_64-linux-gnu/libgomp.so.1")
 
@@ -103,18 +122,28 @@ def _install_fallback() -> None:
 
 
 def _load_gomp() -> str | None:
-    candidates = list(_GOMP_NAMES)
+    candidates = [p for p in _GOMP_NAMES if os.path.isabs(p) and os.path.exists(p)]
     found = ctypes.util.find_library("gomp")
-    if found:
-        candidates.insert(1, found)
-    for name in candidates:
-        try:
-            ctypes.CDLL(name, mode=ctypes.RTLD_GLOBAL)
-            llvm.load_library_permanently(name)
-        except (OSError, RuntimeError):
-            continue
-        return name
-    return None
+    candidates += [n for n in (found, "libgomp.so.1") if n and n not in candidates]
+    bounded = not any(os.environ.get(v) for v in _WAIT_VARS)
+    if bounded:  # read by libgomp's constructor when it loads (a no-op if it is loaded already)
+        os.environ["GOMP_SPINCOUNT"] = str(SPIN_COUNT)
+    try:
+        for name in candidates:
+            try:
+                lib = ctypes.CDLL(name, mode=ctypes.RTLD_GLOBAL)
+                llvm.load_library_permanently(name)
+                entries = {s: ctypes.cast(getattr(lib, s), ctypes.c_void_p).value for s in _GOMP_SYMBOLS}
+            except (OSError, RuntimeError, AttributeError):
+                continue
+            for sym, address in entries.items():  # this copy's, whatever else the process loaded
+                llvm.add_symbol(sym, address)
+            _state["library"] = lib
+            return name
+        return None
+    finally:
+        if bounded:
+            os.environ.pop("GOMP_SPINCOUNT", None)
 
 
 def init() -> None:

@@ -16,7 +16,10 @@ including multi-value ones such as argmax over (index, value) pairs.
 
 from __future__ import annotations
 
+import math
+
 from ..errors import TIRError
+from ..ir.dtype import DataType
 from ..ir.node import Node, node
 from ..tir import op as _op
 from ..tir.expr import PrimExpr, Range, Var, const, convert, select
@@ -157,8 +160,21 @@ def comm_reducer(fcombine, fidentity, name: str = "reduce") -> Reducer:
 
 sum = comm_reducer(lambda x, y: x + y, lambda t: const(0, t), name="sum")  # noqa: A001 - TVM's name
 prod = comm_reducer(lambda x, y: x * y, lambda t: const(1, t), name="prod")
-max = comm_reducer(lambda x, y: _op.max(x, y), _op.min_value, name="max")  # noqa: A001
-min = comm_reducer(lambda x, y: _op.min(x, y), _op.max_value, name="min")  # noqa: A001
+
+
+def _lowest(dtype: str):
+    """The identity of max: -inf for floats (so that a max over only -inf, or over nothing, is
+    -inf, as numpy and ONNX say), else the smallest value of the type."""
+    return const(-math.inf, dtype) if DataType(dtype).is_float else _op.min_value(dtype)
+
+
+def _highest(dtype: str):
+    """The identity of min: inf for floats, else the largest value of the type."""
+    return const(math.inf, dtype) if DataType(dtype).is_float else _op.max_value(dtype)
+
+
+max = comm_reducer(lambda x, y: _op.max(x, y), _lowest, name="max")  # noqa: A001
+min = comm_reducer(lambda x, y: _op.min(x, y), _highest, name="min")  # noqa: A001
 
 
 def _arg_reducer(better, fworst, name: str) -> Reducer:

@@ -199,15 +199,15 @@ class IntImm(PrimExpr):
     value: int
 
     def __init__(self, dtype: str, value: int):
-        dtype = canonical(dtype)
-        dt = DataType(dtype)
-        if not (dt.is_integer or dt.is_bool) or dt.lanes != 1:
-            raise TIRError(f"IntImm needs a scalar integer or bool dtype, got {dtype}")
+        info = _INT_DTYPES.get(dtype) if type(dtype) is str else None
+        if info is None:
+            info = _int_dtype(dtype)
+        dtype, is_bool, lo, hi = info
         value = int(value)
-        if dt.is_bool:
+        if is_bool:
             value = 1 if value else 0
-        elif not dt.min_value() <= value <= dt.max_value():
-            value = _wrap(value, dt)
+        elif not lo <= value <= hi:
+            value = _wrap(value, DataType(dtype))
         object.__setattr__(self, "dtype", dtype)
         object.__setattr__(self, "value", value)
 
@@ -250,6 +250,22 @@ class StringImm(PrimExpr):
 
     value: str
     dtype: str = "handle"
+
+
+# dtype string -> (canonical dtype, is bool, min, max) of the IntImm dtypes seen (IntImm is the
+# most made node: its checks read these instead of parsing the dtype again)
+_INT_DTYPES: dict[str, tuple] = {}
+
+
+def _int_dtype(dtype) -> tuple:
+    name = canonical(dtype)
+    dt = DataType(name)
+    if not (dt.is_integer or dt.is_bool) or dt.lanes != 1:
+        raise TIRError(f"IntImm needs a scalar integer or bool dtype, got {name}")
+    info = (name, dt.is_bool, dt.min_value(), dt.max_value())
+    if type(dtype) is str:
+        _INT_DTYPES[dtype] = info
+    return info
 
 
 def _wrap(value: int, dt: DataType) -> int:

@@ -421,19 +421,28 @@ def substitute(node, vmap: dict):
     """
     if not vmap:
         return node
-
-    class _Subst(StmtExprMutator):
-        def visit_Var(self, op):
-            return vmap.get(op, op)
-
-        def visit_BinaryOp(self, op):
-            a, b = self.visit_expr(op.a), self.visit_expr(op.b)
-            if a is op.a and b is op.b:
-                return op
-            return _rebuild_binary(op, a, b)
-
-    sub = _Subst()
+    sub = _Subst(vmap)
     return sub.visit_expr(node) if isinstance(node, PrimExpr) else sub.visit_stmt(node)
+
+
+# The visitors of `substitute` and `post_order_visit` are classes of their own, made once: a
+# class made per call would start with an empty dispatch table (tens of thousands of calls
+# per model compile).
+
+
+class _Subst(StmtExprMutator):
+    def __init__(self, vmap: dict):
+        super().__init__()
+        self.vmap = vmap
+
+    def visit_Var(self, op):
+        return self.vmap.get(op, op)
+
+    def visit_BinaryOp(self, op):
+        a, b = self.visit_expr(op.a), self.visit_expr(op.b)
+        if a is op.a and b is op.b:
+            return op
+        return _rebuild_binary(op, a, b)
 
 
 def _rebuild_binary(op, a, b):
@@ -448,21 +457,25 @@ def _rebuild_binary(op, a, b):
 
 def post_order_visit(node, fn) -> None:
     """Call `fn` on every expression and statement under `node`, children first."""
-
-    class _Visitor(StmtExprVisitor):
-        def visit_expr(self, expr):
-            super().visit_expr(expr)
-            fn(expr)
-
-        def visit_stmt(self, stmt):
-            super().visit_stmt(stmt)
-            fn(stmt)
-
-    v = _Visitor()
+    v = _PostOrder(fn)
     if isinstance(node, PrimExpr):
         v.visit_expr(node)
     else:
         v.visit_stmt(node)
+
+
+class _PostOrder(StmtExprVisitor):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def visit_expr(self, expr):
+        super().visit_expr(expr)
+        self.fn(expr)
+
+    def visit_stmt(self, stmt):
+        super().visit_stmt(stmt)
+        self.fn(stmt)
 
 
 __all__ = [

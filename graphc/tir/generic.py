@@ -66,14 +66,29 @@ def const(value, dtype: str | None = None) -> PrimExpr:
             value = value.item()
         else:
             raise TIRError(f"cannot make a constant from {value!r}")
-    dt = DataType(dtype)
-    if dt.lanes > 1:
-        return Broadcast(const(value, str(dt.element_of())), dt.lanes, str(dt))
-    if dt.is_float:
-        return FloatImm(str(dt), float(value))
+    info = _CONST_DTYPES.get(dtype) if type(dtype) is str else None
+    if info is None:
+        info = _const_dtype(dtype)
+    name, lanes, element, is_float = info
+    if lanes > 1:
+        return Broadcast(const(value, element), lanes, name)
+    if is_float:
+        return FloatImm(name, float(value))
     if isinstance(value, float) and not value.is_integer():
         raise TIRError(f"cannot make a {dtype} constant from {value!r}")
-    return IntImm(str(dt), int(value))
+    return IntImm(name, int(value))
+
+
+# dtype string -> (canonical dtype, lanes, the lane's dtype, is float), for `const`
+_CONST_DTYPES: dict[str, tuple] = {}
+
+
+def _const_dtype(dtype) -> tuple:
+    dt = DataType(dtype)
+    info = (str(dt), dt.lanes, str(dt.element_of()), dt.is_float)
+    if type(dtype) is str:
+        _CONST_DTYPES[dtype] = info
+    return info
 
 
 def convert(value, dtype: str | None = None) -> PrimExpr:

@@ -1,6 +1,6 @@
 """Gathers over windows and regions of an image, as TE computes: `col2im`, `deform_conv2d`,
 `roi_align` and `max_pool2d_indices`. They share `topi.image`'s coordinate helpers; every read is
-clamped into the image.
+clamped into the image, and an image index read from a tensor (RoiAlign's) is checked.
 """
 
 from __future__ import annotations
@@ -119,21 +119,28 @@ def roi_align(data, rois, batch_indices, output_size, spatial_scale: float, samp
     y2)` of image `batch_indices[r]` of `data` (N, C, H, W); result (R, C, OH, OW).
 
     `half_pixel` shifts the region by -0.5 pixel; without it a region is at least 1 x 1.
-    A sample beyond one pixel outside the image counts 0; batch indices are clamped into
-    [0, N)."""
+    A sample beyond one pixel outside the image counts 0. A batch index outside [0, N) raises
+    IndexError when the kernel runs. `sampling_ratio` 0 is adaptive: ceil(region size / bins)
+    samples along each axis, per region (no samples: 0); the reduction runs over a bound,
+    ceil((H + 1) / OH) along the height, which any region inside the image keeps to, and a
+    larger region raises IndexError naming its grid."""
     if mode not in ("avg", "max"):
         raise ValueError(f"unknown roi_align mode {mode!r}; expected 'avg' or 'max'")
-    if sampling_ratio <= 0:
-        raise ValueError(f"roi_align needs a positive sampling_ratio, got {sampling_ratio}")
+    if sampling_ratio < 0:
+        raise ValueError(f"roi_align needs a sampling_ratio >= 0 (0: adaptive), got {sampling_ratio}")
     batch, channels, height, width = data.shape
     out_h, out_w = output_size
     fdt = _float_dtype(data.dtype)
-    grid = sampling_ratio
-    iy = te.reduce_axis((0, grid), name="iy")
-    ix = te.reduce_axis((0, grid), name="ix")
+    adaptive = sampling_ratio == 0
+    bound_h = _floordiv(_i64(height) + out_h, out_h) if adaptive else sampling_ratio
+    bound_w = _floordiv(_i64(width) + out_w, out_w) if adaptive else sampling_ratio
+    iy = te.reduce_axis((0, bound_h), name="iy")
+    ix = te.reduce_axis((0, bound_w), name="ix")
     zero = _e.const(0.0, fdt)
     one = _e.const(1.0, fdt)
     hf, wf = _f(height, fdt), _f(width, fdt)
+    batch_message = ("roi_align: batch index {index} in batch_indices is out of range [{lo}, {hi}) "
+                     "for the images of data")
 
     def axis_taps(v, size, sizef):
         """(low, high, weight of high) of coordinate v >= 0 along an axis of `size` pixels."""
@@ -144,7 +151,8 @@ def roi_align(data, rois, batch_indices, output_size, spatial_scale: float, samp
         frac = _e.select(edge, zero, v - _op.floor(v))
         return low_c, high, frac
 
-    def compute(r, c, ph, pw):
+    def region(r):
+        """(start_h, start_w, roi_h, roi_w) of region r, in pixels of `data`."""
         shift = _e.const(0.5 if half_pixel else 0.0, fdt)
         scale = _e.const(float(spatial_scale), fdt)
         start_w = _e.cast(rois[r, 0], fdt) * scale - shift
@@ -153,14 +161,38 @@ def roi_align(data, rois, batch_indices, output_size, spatial_scale: float, samp
         roi_h = _e.cast(rois[r, 3], fdt) * scale - shift - start_h
         if not half_pixel:
             roi_w, roi_h = _op.max(roi_w, one), _op.max(roi_h, one)
+        return start_h, start_w, roi_h, roi_w
+
+    def grid(r):
+        """Samples per bin along (height, width) of region r: int64, possibly <= 0 (adaptive)."""
+        if not adaptive:
+            return _e.const(sampling_ratio, "int64"), _e.const(sampling_ratio, "int64")
+        _, _, roi_h, roi_w = region(r)
+        return (_e.cast(_op.ceil(roi_h / _f(out_h, fdt)), "int64"),
+                _e.cast(_op.ceil(roi_w / _f(out_w, fdt)), "int64"))
+
+    def checked_grid(count, bound, axis):
+        """`count` (at least 1) checked against the reduction's bound: IndexError past it."""
+        message = (f"roi_align: a region needs {{index}} samples per bin along the {axis} (adaptive "
+                   "sampling_ratio 0), more than regions inside the image do (fewer than {hi})")
+        return _op.check_index(_op.max(count, _e.const(1, "int64")), bound + 1, False, message)
+
+    def compute(r, c, ph, pw):
+        start_h, start_w, roi_h, roi_w = region(r)
+        grid_h, grid_w = grid(r)
+        if adaptive:
+            steps_h, steps_w = checked_grid(grid_h, bound_h, "height"), checked_grid(grid_w, bound_w, "width")
+            active = _op.all(iy < grid_h, ix < grid_w)
+        else:
+            steps_h, steps_w, active = grid_h, grid_w, None
         bin_h, bin_w = roi_h / _f(out_h, fdt), roi_w / _f(out_w, fdt)
         half = _e.const(0.5, fdt)
-        y = start_h + _f(ph, fdt) * bin_h + (_f(iy, fdt) + half) * bin_h / _f(grid, fdt)
-        x = start_w + _f(pw, fdt) * bin_w + (_f(ix, fdt) + half) * bin_w / _f(grid, fdt)
+        y = start_h + _f(ph, fdt) * bin_h + (_f(iy, fdt) + half) * bin_h / _f(steps_h, fdt)
+        x = start_w + _f(pw, fdt) * bin_w + (_f(ix, fdt) + half) * bin_w / _f(steps_w, fdt)
         outside = _op.any(y < -one, y > hf, x < -one, x > wf)
         y0, y1, ly = axis_taps(_op.max(y, zero), height, hf)
         x0, x1, lx = axis_taps(_op.max(x, zero), width, wf)
-        n = _clamp_index(_e.cast(batch_indices[r], "int64"), batch)
+        n = _op.check_index(_e.cast(batch_indices[r], "int64"), batch, False, batch_message)
 
         def at(yy, xx):
             return _e.cast(data[n, c, yy, xx], fdt)
@@ -169,11 +201,23 @@ def roi_align(data, rois, batch_indices, output_size, spatial_scale: float, samp
                  ly * (one - lx) * at(y1, x0), ly * lx * at(y1, x1)]
         if mode == "avg":
             value = _e.select(outside, zero, terms[0] + terms[1] + terms[2] + terms[3])
-            return te.sum(value / _f(grid * grid, fdt), axis=[iy, ix])
+            count = _f(steps_h * steps_w, fdt)
+            if active is not None:
+                value = _e.select(active, value, zero)
+            return te.sum(value / count, axis=[iy, ix])
         value = _e.select(outside, zero, _op.max(_op.max(terms[0], terms[1]), _op.max(terms[2], terms[3])))
+        if active is not None:
+            value = _e.select(active, value, _op.min_value(fdt))
         return te.max(value, axis=[iy, ix])
 
     out = te.compute((rois.shape[0], channels, out_h, out_w), compute, name="roi_align")
+    if adaptive and mode == "max":  # a region without samples (an empty grid) is 0
+        def empty_is_zero(r, c, ph, pw):
+            grid_h, grid_w = grid(r)
+            empty = _op.any(grid_h <= 0, grid_w <= 0)
+            return _e.select(empty, zero, out[r, c, ph, pw])
+
+        out = te.compute(out.shape, empty_is_zero, name="roi_align_empty")
     if fdt == data.dtype:
         return out
     return te.compute(out.shape, lambda *i: _e.cast(out(*i), data.dtype), name="roi_align_cast")

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 import graphc
 from graphc import dlight, te, tir, topi
-from graphc.dlight.cpu.conv import ConvTile, conv_tile
+from graphc.dlight.cpu.conv import ConvTile, conv_lanes, conv_tile
 from graphc.dlight.cpu.matmul import PREPROC_ANNOTATION
 
 RULE = dlight.cpu.Conv2d()
@@ -104,8 +104,43 @@ def test_grouped_convolutions_with_whole_vectors_per_group():
         check_against_unscheduled(func, sch.mod)
 
 
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    groups=st.sampled_from([1, 2, 3, 4]),
+    c_per_group=st.integers(1, 7),
+    o_per_group=st.sampled_from([4, 8, 12, 24, 40, 48, 64, 96]),
+    h=st.integers(3, 13),
+    w=st.integers(3, 13),
+    k=st.sampled_from([1, 3]),
+    stride=st.integers(1, 2),
+    pad=st.integers(0, 1),
+    epilogue=st.booleans(),
+)
+def test_grouped_and_half_vector_convolutions_match_the_unscheduled_build(
+    groups, c_per_group, o_per_group, h, w, k, stride, pad, epilogue
+):
+    # channels (per group) that are not whole 16-lane vectors take 8 or 4 lanes; a group holding
+    # several panels reads its input at the group index, which must stay a broadcast
+    if (min(h, w) + 2 * pad - k) // stride + 1 < 1:
+        return
+    func = conv_program(groups * c_per_group, groups * o_per_group, h, w, k, stride, pad, groups=groups,
+                        epilogue=epilogue)  # fmt: skip
+    check_against_unscheduled(func, _apply(func).mod)
+
+
+def test_half_vectors_and_the_group_index_of_a_group_of_panels():
+    assert conv_lanes(1000, 16) == 8 and conv_lanes(68, 16) == 4 and conv_lanes(64, 8) == 8
+    sch = _apply(conv_program(512, 1000, 13, 13, 1))  # squeezenet's last convolution: 125 x 8 lanes
+    assert P.loop_kinds(sch, "conv2d_update")[-1] == "vectorized"
+    assert int(P.loop_extents(sch, "conv2d_update")[-1]) == 8
+    func = conv_program(384, 384, 12, 12, 3, pad=1, groups=2)  # 192 channels a group: 3 panels of 64
+    lowered = graphc.lower(_apply(func).mod).script()
+    assert "// 192" not in lowered  # the input's group is the panel's, not a per-lane gather
+    check_against_unscheduled(func, _apply(func).mod)
+
+
 def test_depthwise_and_narrow_groups_are_left_to_the_other_rules():
-    for groups, c, o in [(4, 16, 32), (16, 16, 16)]:  # 8 channels per group, depthwise
+    for groups, c, o in [(4, 16, 8), (16, 16, 16)]:  # 2 channels per group, depthwise
         func = conv_program(c, o, 12, 12, 3, pad=1, groups=groups)
         assert RULE.apply(func, P.AVX512, False) is None
         with graphc.target.Target("llvm"):

@@ -167,3 +167,56 @@ def test_without_libgomp_kernels_run_serially_with_a_warning(tmp_path):
     result = _run(code, {"GRAPHC_CACHE_DIR": str(tmp_path), "GRAPHC_NUM_THREADS": "4",
                          "PYTHONPATH": ROOT})
     assert "serial ok" in result.stdout, result.stderr
+
+
+def test_libgomp_loads_with_a_bounded_spin_unless_the_environment_says():
+    # what GOMP_SPINCOUNT libgomp's constructor sees when it loads, and what is left after
+    code = """
+        import ctypes, os
+        seen = []
+        real_cdll = ctypes.CDLL
+        def record(name, *args, **kwargs):
+            if "gomp" in str(name):
+                seen.append(os.environ.get("GOMP_SPINCOUNT"))
+            return real_cdll(name, *args, **kwargs)
+        ctypes.CDLL = record
+        import graphc.runtime as rt
+        ctypes.CDLL = real_cdll
+        print(seen[-1] if seen else "not loaded", os.environ.get("GOMP_SPINCOUNT"))
+    """
+    clean = {k: v for k, v in os.environ.items() if k not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
+
+    def run(extra):
+        result = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env={**clean, **extra},
+                                capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0, result.stderr
+        return result.stdout.split()
+
+    if thread_pool.gomp_path() is None:
+        pytest.skip("libgomp is not installed")
+    assert run({}) == [str(thread_pool.SPIN_COUNT), "None"]  # bounded while loading, then unset
+    assert run({"GOMP_SPINCOUNT": "5000"}) == ["5000", "5000"]  # the user's choice stands
+    assert run({"OMP_WAIT_POLICY": "active"}) == ["None", "None"]
+
+
+def test_kernels_bind_graphcs_libgomp_even_when_another_copy_loaded_first():
+    # PyTorch ships a libgomp.so.1 and loads it on import; graphc's kernels must still call
+    # the copy graphc loaded (with its bounded spin), not whichever the process found first
+    code = """
+        import ctypes
+        import torch  # noqa: F401 - may load its own libgomp.so.1
+        import llvmlite.binding as llvm
+        import graphc.runtime as rt
+        lib = rt.thread_pool._state["library"]
+        for sym in ("GOMP_parallel", "omp_get_thread_num", "omp_get_num_threads"):
+            assert llvm.address_of_symbol(sym) == ctypes.cast(getattr(lib, sym), ctypes.c_void_p).value, sym
+        print("bound")
+    """
+    if thread_pool.gomp_path() is None:
+        pytest.skip("libgomp is not installed")
+    result = _run(code, {})
+    assert "bound" in result.stdout, result.stderr
+    n = 1 << 16
+    a, b, c = np.ones(n, "float32"), np.arange(n, dtype="float32"), np.zeros(n, "float32")
+    add_kernel(n)(a, b, c)
+    assert np.array_equal(c, 2 + b)

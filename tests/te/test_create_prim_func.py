@@ -1,5 +1,7 @@
 """create_prim_func: TE graphs to block-form PrimFuncs, compared with IR built by hand."""
 
+import math
+
 import pytest
 
 from graphc import IRModule, te, tir
@@ -195,13 +197,21 @@ def test_where_condition_guards_reduction_body():
     assert block.body.condition.a is block.iter_vars[1].var
 
 
-def test_max_reduction_init_is_min_value():
+def test_max_reduction_init_is_minus_infinity_for_floats():
+    """A float max starts from -inf (min from inf), so a max over only -inf, or over nothing,
+    is -inf as in numpy and ONNX; an integer max starts from the type's smallest value."""
     A = te.placeholder((4, 8), name="A")
     k = te.reduce_axis((0, 8), "k")
     B = te.compute((4,), lambda i: te.max(A[i, k], axis=k), name="B")
     block = te.create_prim_func([A, B]).body.block.body.body.body.block
-    assert block.init.value.value == tir.min_value("float32").value
+    assert block.init.value.value == -math.inf
     assert isinstance(block.body.value, tir.Max)
+    C = te.compute((4,), lambda i: te.min(A[i, k], axis=k), name="C")
+    assert te.create_prim_func([A, C]).body.block.body.body.body.block.init.value.value == math.inf
+    Ai = te.placeholder((4, 8), "int32", name="Ai")
+    Bi = te.compute((4,), lambda i: te.max(Ai[i, k], axis=k), name="Bi")
+    block = te.create_prim_func([Ai, Bi]).body.block.body.body.body.block
+    assert block.init.value.value == tir.min_value("int32").value
 
 
 def test_reduce_init_argument():

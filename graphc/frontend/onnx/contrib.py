@@ -10,8 +10,6 @@ Attention is `relax.nn.attention` in TVM's (batch, sequence, heads, head size) l
 
 from __future__ import annotations
 
-import math
-
 from ... import relax
 from .common import Emitting, const_like, dtype_of, ndim_of, norm_axis, shape_expr, shape_of
 from .registry import converter
@@ -133,16 +131,15 @@ def _padding_mask(node, mask, batch, total):
 
 
 def _attend(node, q, k, v, num_heads: int, scale, causal: bool, mask=None, bias=None):
+    """`mask` (bool, True: attend) adds `mask_filter_value` to the masked scores, as ONNX
+    Runtime does: a row with every key masked averages all of them, where -inf would give
+    0 / 0."""
     q, k, v = _heads(q, num_heads), _heads(k, num_heads), _heads(v, num_heads)
-    combined = None
+    combined = bias
     if mask is not None:
-        combined = mask
-    if bias is not None:
-        if combined is not None:  # masked positions get the float bias' minimum
-            neg = relax.const(-math.inf, dtype_of(bias))
-            combined = op.where(combined, bias, neg)
-        else:
-            combined = bias
+        filter_value = relax.const(float(node.attr("mask_filter_value", -10000.0)), dtype_of(q))
+        filtered = op.where(mask, _c(0.0, q), filter_value)
+        combined = filtered if bias is None else op.add(bias, filtered)
     out = op.nn.attention(q, k, v, combined, scale=scale, causal_mask="TopLeft" if causal else None)
     return _merge_heads(out)
 
@@ -161,7 +158,6 @@ def attention(node):
     for name in ("do_rotary", "past_present_share_buffer"):
         if node.attr(name, 0):
             raise node.unsupported(name)
-    node.attr("mask_filter_value", -10000.0)  # masked scores get -inf: softmax weights 0 either way
     for index, what in ((4, "past"), (6, "past_sequence_length")):
         if node.has_input(index):
             raise node.error(f"input {index} ({what}) is not supported: graphc compiles stateless attention")
@@ -194,7 +190,6 @@ def multi_head_attention(node):
     q, k, v = node.input(0), node.input(1), node.input(2)
     num_heads = int(node.attr("num_heads"))
     causal = bool(node.attr("unidirectional", 0))
-    node.attr("mask_filter_value", -10000.0)
     for index, what in ((6, "past_key"), (7, "past_value")):
         if node.has_input(index):
             raise node.error(f"input {index} ({what}) is not supported: graphc compiles stateless attention")

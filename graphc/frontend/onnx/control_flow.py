@@ -219,7 +219,12 @@ def _scan(node, states: list, xs: list, axis_attrs: bool = False, directions=Non
             outs = _unrolled_body(node, body, {k: importer.bind(v) for k, v in bindings.items()})
             states = list(outs[:n_state])
             for k, value in enumerate(outs[n_state:]):
-                pieces[k].append(importer.output_value_of(value, "scan"))
+                value = importer.output_value_of(value, "scan")
+                if not isinstance(value.struct_info, relax.TensorStructInfo):
+                    raise node.error(f"scan output {k} ({body.output[n_state + k].name!r}) is a sequence or "
+                                     f"an optional, {value.struct_info}: scan outputs are tensors, stacked "
+                                     "along the scanned axis")
+                pieces[k].append(value)
         outputs = []
         for k in range(n_out):
             parts = pieces[k] if not out_dirs[k] else list(reversed(pieces[k]))

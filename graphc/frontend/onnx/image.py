@@ -432,7 +432,7 @@ def deform_conv(node):
 
 @converter("RoiAlign", since=10)
 def roi_align(node):
-    """RoiAlign with a fixed number of samples per bin (`relax.image.roi_align`); opset 10
+    """RoiAlign (`relax.image.roi_align`), a fixed or adaptive (0) number of samples per bin; opset 10
     regions are not shifted by half a pixel (its only mode), later ones by the attribute."""
     x, rois, index = node.input(0), node.input(1), node.input(2)
     half_pixel = False
@@ -440,9 +440,8 @@ def roi_align(node):
         mode = node.expect("coordinate_transformation_mode", "half_pixel", "output_half_pixel")
         half_pixel = mode == "half_pixel"
     ratio = node.attr("sampling_ratio")
-    if ratio <= 0:
-        why = "(adaptive sampling, a count per region) is not supported"
-        raise node.unsupported("sampling_ratio", ratio, why)
+    if ratio < 0:
+        raise node.unsupported("sampling_ratio", ratio, "must be >= 0 (0: adaptive)")
     return op.image.roi_align(
         x,
         rois,

@@ -3,9 +3,8 @@
 Values are held by name in a chain of scopes (a subgraph sees its parents' values). A value
 is a Relax expression, a `Known` array (a constant, or a small integer array of symbolic
 sizes that shape computations fold into at import), a Python list (an ONNX sequence), or
-None (an empty optional). Graph inputs become the parameters of `main` with `dim_param` and
-unknown dimensions as `tir.Var`s; initializers become constants (or parameters after the
-inputs with `keep_params_in_input`). Nodes without a converter but with an ONNX function
+None (an empty optional). Graph inputs and initializers become the parameters and constants
+of `main` in `graph_inputs`. Nodes without a converter but with an ONNX function
 body (model-local functions, and the schema's own function definitions) are expanded into
 their body.
 """
@@ -23,8 +22,9 @@ from ... import relax, tir
 from ...errors import FrontendError, GraphcError, UnsupportedOperatorError
 from ...ir.module import IRModule
 from ...tir.arith import POS_INF, Analyzer, ConstIntBound
-from .dtypes import as_storage, elem_type_name, graphc_dtype, narrow_format, numpy_dtype
+from .dtypes import as_storage, elem_type_name, graphc_dtype, numpy_dtype
 from .functions import expand_function, schema_function
+from .graph_inputs import declare_inputs
 from .model import tensor_value
 from .registry import Node, get_schema, lookup, normalize_domain
 
@@ -354,37 +354,11 @@ class GraphImporter:
             _needs_statements(n, constants) or self._has_control_flow(n, o)
             for n, o in _walk_nodes(graph, self.opsets, self.functions)
         )
-        params, weight_params, weight_values = [], [], []
-        sequences = []
-        for value_info in graph.input:
-            if value_info.name in initializers:
-                continue
-            if value_info.type.HasField("optional_type") and self.shape_dict.get(value_info.name, 0) is None:
-                self.define(value_info.name, None)  # an optional input imported as empty
-                continue
-            var = relax.Var(self._param_name(value_info.name), self._input_sinfo(value_info))
-            params.append(var)
-            self.define(value_info.name, var)
-            if isinstance(var.struct_info, relax.TupleStructInfo):
-                sequences.append((value_info.name, var))
-            fmt = narrow_format(value_info.type.tensor_type.elem_type)
-            if fmt is not None:
-                self.narrow[value_info.name] = fmt
-        for name, tensor in initializers.items():
-            array = as_storage(tensor_value(tensor, "initializer"))
-            dtype = graphc_dtype(tensor.data_type, f"initializer {name!r}")
-            if narrow_format(tensor.data_type) is not None:
-                self.narrow[name] = narrow_format(tensor.data_type)
-            if self.keep_params_in_input:
-                var = relax.Var(self._param_name(name), relax.TensorStructInfo(array.shape, dtype))
-                weight_params.append(var)
-                weight_values.append(relax.const(array, dtype))
-                self.define(name, Known(array, dtype, expr=var))
-            else:
-                self.define(name, Known(array, dtype))
+        inputs = declare_inputs(self, graph, initializers)
+        params, weight_params, sequences = inputs.params, inputs.weights, inputs.sequences
         attrs = {"num_input": len(params)}
         if self.keep_params_in_input:
-            attrs["params"] = weight_values
+            attrs["params"] = inputs.weight_values
         with self.bb.function("main", params + weight_params, attrs=attrs):
             for name, var in sequences:  # a sequence input: the list of its elements
                 fields = len(var.struct_info.fields)
@@ -558,78 +532,6 @@ class GraphImporter:
             dims = [self.fresh_var(hint, size=True) for _ in range(sinfo.ndim)]
             return self.bb.match_cast(value, relax.TensorStructInfo(dims, sinfo.dtype))
         return value
-
-    # -- inputs ---------------------------------------------------------------------------
-
-    def _param_name(self, name: str) -> str:
-        return sanitize(name) if self.sanitize_input_names else name
-
-    def _input_sinfo(self, value_info) -> relax.StructInfo:
-        name = value_info.name
-        type_proto = value_info.type
-        if type_proto.HasField("optional_type"):  # present: imported as its element
-            type_proto = type_proto.optional_type.elem_type
-        if type_proto.HasField("sequence_type") and type_proto.sequence_type.elem_type.HasField(
-            "tensor_type"
-        ):
-            shapes = self.shape_dict.get(name)
-            if shapes is None:
-                raise FrontendError(
-                    f"graph input {name!r} is a sequence: give the shapes of its elements in "
-                    f"shape_dict ({{{name!r}: [[2, 3], [4, 3]]}})"
-                )
-            elem = type_proto.sequence_type.elem_type.tensor_type.elem_type
-            dtype = self._input_dtype(name, elem)
-            return relax.TupleStructInfo(
-                [
-                    relax.TensorStructInfo([self._dim(d, name, i) for i, d in enumerate(s)], dtype)
-                    for s in shapes
-                ]
-            )
-        if not type_proto.HasField("tensor_type"):
-            kind = type_proto.WhichOneof("value")
-            raise FrontendError(
-                f"graph input {name!r} is a {kind}; graphc imports tensor, sequence and optional inputs only"
-            )
-        tensor_type = type_proto.tensor_type
-        dtype = self._input_dtype(name, tensor_type.elem_type)
-        if name in self.shape_dict:
-            dims = [self._dim(d, name, i) for i, d in enumerate(self.shape_dict[name])]
-            return relax.TensorStructInfo(dims, dtype)
-        if not tensor_type.HasField("shape"):
-            raise FrontendError(f"graph input {name!r} has no shape; give it in shape_dict")
-        dims = []
-        for i, d in enumerate(tensor_type.shape.dim):
-            if d.HasField("dim_value"):
-                dims.append(self._dim(int(d.dim_value), name, i))
-            elif d.HasField("dim_param"):
-                dims.append(self._dim(d.dim_param, name, i))
-            else:
-                dims.append(self._dim(None, name, i))
-        return relax.TensorStructInfo(dims, dtype)
-
-    def _input_dtype(self, name: str, elem_type: int) -> str:
-        given = self.dtype_dict
-        if isinstance(given, dict) and name in given:
-            return str(given[name])
-        if isinstance(given, str):
-            return given
-        if elem_type == onnx.TensorProto.UNDEFINED:
-            raise FrontendError(f"graph input {name!r} has no element type; give it in dtype_dict")
-        return graphc_dtype(elem_type, f"graph input {name!r}")
-
-    def _dim(self, d, name: str, axis: int):
-        if isinstance(d, int | np.integer) and int(d) >= 0:
-            return tir.IntImm("int64", int(d))
-        if isinstance(d, str) and d and d != "?":
-            key = sanitize(d)
-            if key not in self.dims:
-                self.dims[key] = self.size_var(key)
-            return self.dims[key]
-        key = f"{sanitize(name)}_dim{axis}"
-        if key not in self.dims:
-            self.dims[key] = self.size_var(key)
-        return self.dims[key]
 
 
 # operator -> the input that, computed at run time, makes its conversion emit a run-time

@@ -46,6 +46,18 @@ def reverse_sequence(node):
     return op.gather_elements(x, index, axis=time)
 
 
+def _check_linear_writes(node, starts, count, length):
+    """Linear mode writes positions [start, start + count) of the cache axis: a start below 0
+    or past length - count stops the model (ONNX's reference fails; nothing wraps)."""
+    first = op.min(starts)
+    last = op.add(op.max(starts), count)
+    inside = op.logical_and(op.greater_equal(first, relax.const(0, I64)), op.less_equal(last, length))
+    where = node.where.replace("{", "{{").replace("}", "}}")
+    message = (f"{where}: mode 'linear' writes {{}} positions from write_indices {{}}, outside "
+               f"the cache axis of length {{}} (valid starts: [0, length - count])")
+    node.importer.emit(relax.op.assert_op(inside, [count, starts, length], format=message))
+
+
 @converter("TensorScatter", since=24)
 def tensor_scatter(node):
     """The cache with, for each batch b, `update` written along `axis` from position
@@ -66,10 +78,12 @@ def tensor_scatter(node):
     else:
         starts = relax.const(0, I64)
     offset = op.subtract(c, starts)
-    if mode == "circular":
-        length = op.reshape(op.shape_to_tensor(shape_expr([shape_of(cache)[axis]])), relax.ShapeExpr([]))
-        offset = op.floor_mod(offset, length)
+    length = op.reshape(op.shape_to_tensor(shape_expr([shape_of(cache)[axis]])), relax.ShapeExpr([]))
     count = op.reshape(op.shape_to_tensor(shape_expr([shape_of(update)[axis]])), relax.ShapeExpr([]))
+    if mode == "circular":
+        offset = op.floor_mod(offset, length)
+    elif node.has_input(2):
+        _check_linear_writes(node, cast(node.input(2), I64), count, length)
     written = op.logical_and(op.greater_equal(offset, relax.const(0, I64)), op.less(offset, count))
     index = op.where(written, offset, op.zeros_like(offset))
     dims = zip(shape_of(cache), shape_of(update))

@@ -90,13 +90,26 @@ class _Reducer:
             out = fn(value, axis=self.axes, keepdims=self.keepdims)
             if self.reduces_empty(value):
                 return op.full_like(out, _identity(kind, dtype_of(value)))
-            return out
-        out = op.dynamic_reduce(value, self.axes, kind)
-        out = out if self.keepdims else self.squeeze(out, value)
-        if self.reduces_empty(value):  # a zero-size axis that the run-time axes may name
-            empty = op.equal(self.count(value), op.zeros_like(self.count(value)))
-            out = op.where(empty, op.full_like(out, _identity(kind, dtype_of(value))), out)
-        return out
+        else:
+            out = op.dynamic_reduce(value, self.axes, kind)
+            out = out if self.keepdims else self.squeeze(out, value)
+            if self.reduces_empty(value) or self.may_be_empty(value):
+                # a zero-size axis that the run-time axes may name; the masked kernel's
+                # product over an empty axis is not 1
+                return self.identity_if_empty(kind, value, out)
+        return out  # the kernels start from the identity (te.max: -inf for floats)
+
+    def identity_if_empty(self, kind: str, value, out):
+        """`out`, or the identity of `kind` where the reduction covers no element."""
+        count = self.count(value)
+        empty = op.equal(count, op.zeros_like(count))
+        return op.where(empty, op.full_like(out, _identity(kind, dtype_of(value))), out)
+
+    def may_be_empty(self, value) -> bool:
+        """Whether a reduced axis has a size known only at run time (it may be 0)."""
+        shape = shape_of(value)
+        candidates = range(len(shape)) if not self.static or self.axes is None else self.axes
+        return any(not isinstance(shape[a], tir.IntImm) for a in candidates)
 
     def reduces_empty(self, value) -> bool:
         """Whether a reduced axis (any axis, for run-time axes) has the static size 0: a
@@ -113,8 +126,13 @@ class _Reducer:
     def count(self, value):
         """The number of elements reduced into each output element, as a 0-d tensor."""
         count = tir.const(1, I64)
-        for d, m in zip(shape_of(value), self.axes):
-            count = count * (1 + m * (d - 1))
+        shape = shape_of(value)
+        if self.static:
+            for a in range(len(shape)) if self.axes is None else self.axes:
+                count = count * shape[a]
+        else:
+            for d, m in zip(shape, self.axes):
+                count = count * (1 + m * (d - 1))
         count = op.reshape(op.shape_to_tensor(shape_expr([count])), relax.ShapeExpr([]))
         return op.astype(count, dtype_of(value))
 

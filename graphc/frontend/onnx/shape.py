@@ -18,6 +18,8 @@ from .registry import converter
 
 op = Emitting(relax.op)
 
+MAX_FOLDED_BYTES = 1 << 30  # a static ConstantOfShape up to this size becomes a constant
+
 
 @converter("Constant", since=1)
 def constant(node):
@@ -82,11 +84,12 @@ def constant_of_shape(node):
         fill = value.reshape(-1)[0]
     dims = node.ints(0, "shape")
     if all(isinstance(d, tir.IntImm) for d in dims):
+        np_dtype = value.dtype if value is not None else np.dtype("float32")
         count = int(np.prod([d.value for d in dims]))
-        if count <= 64:
-            return np.full(
-                [d.value for d in dims], fill, dtype=value.dtype if value is not None else "float32"
-            )
+        # a static shape is a constant, as an initializer would be (models ship their weights
+        # this way): the kernels then see a weight they pack once, not a `full` run every call
+        if count * np_dtype.itemsize <= MAX_FOLDED_BYTES:
+            return np.full([d.value for d in dims], fill, dtype=np_dtype)
     return op.full(shape_expr(dims), relax.const(fill, dtype), dtype)
 
 

@@ -372,18 +372,9 @@ def slice_op(node):
 # -- gather / scatter -----------------------------------------------------------------------
 
 
-def _wrap_indices(indices, dim):
-    """Negative indices counted from the end (ONNX allows [-dim, dim))."""
-    dtype = dtype_of(indices)
-    size = (
-        op.astype(op.shape_to_tensor(shape_expr([dim])), dtype)
-        if not isinstance(dim, tir.IntImm)
-        else relax.const(int(dim.value), dtype)
-    )
-    if not isinstance(dim, tir.IntImm):
-        size = op.reshape(size, relax.ShapeExpr([]))
-    zero = relax.const(0, dtype)
-    return op.where(op.less(indices, zero), op.add(indices, size), indices)
+# The gathers and scatters run in mode "raise" (their default): a negative index counts from the
+# end once, as ONNX says, and anything outside [-n, n) raises IndexError when the model runs.
+# Wrapping negatives here as well would wrap [-2n, -n) twice, into a silently wrong element.
 
 
 @converter("Gather", since=1)
@@ -392,21 +383,21 @@ def gather(node):
     data, idx = node.known(0), node.known(1)
     if data is not None and idx is not None and idx.dtype != object:
         ax = axis % max(data.ndim, 1)
-        idx = np.where(idx < 0, idx + data.shape[ax], idx)
+        dim = data.shape[ax]
+        if idx.size and (idx.min() < -dim or idx.max() >= dim):
+            bad = idx[(idx < -dim) | (idx >= dim)].reshape(-1)[0]
+            raise node.error(f"index {bad} is out of range [{-dim}, {dim}) for axis {ax} of the data")
+        idx = np.where(idx < 0, idx + dim, idx)
         return Known(np.take(data, idx, axis=ax), node.importer.known_dtype(node.inputs[0]))
     x, indices = node.input(0), node.input(1)
-    axis = norm_axis(axis, ndim_of(x), node)
-    known = node.const(1)
-    if known is not None and (known >= 0).all():
-        return op.take(x, indices, axis=axis)
-    return op.take(x, _wrap_indices(indices, shape_of(x)[axis]), axis=axis)
+    return op.take(x, indices, axis=norm_axis(axis, ndim_of(x), node))
 
 
 @converter("GatherElements", since=11)
 def gather_elements(node):
     x, indices = node.input(0), node.input(1)
     axis = norm_axis(node.attr("axis"), ndim_of(x), node)
-    return op.gather_elements(x, _wrap_indices(indices, shape_of(x)[axis]), axis=axis)
+    return op.gather_elements(x, indices, axis=axis)
 
 
 @converter("GatherND", since=11)
@@ -426,9 +417,7 @@ def scatter_elements(node):
     reduction = node.attr("reduction", "none") if node.version >= 16 else "none"
     if reduction not in _REDUCTIONS:
         raise node.unsupported("reduction", reduction)
-    return op.scatter_elements(
-        x, _wrap_indices(indices, shape_of(x)[axis]), updates, axis=axis, reduction=_REDUCTIONS[reduction]
-    )
+    return op.scatter_elements(x, indices, updates, axis=axis, reduction=_REDUCTIONS[reduction])
 
 
 @converter("ScatterND", since=11)

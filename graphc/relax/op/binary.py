@@ -28,7 +28,7 @@ from ... import topi
 from ...errors import TypeInferenceError
 from ...tir import expr as _e
 from ...tir import op as _op
-from ..expr import Call, PrimValue
+from ..expr import Call, Constant, PrimValue
 from ..struct_info import PrimStructInfo
 from .infer import analyzer_of, binary_dtype, broadcast_sinfo, op_label, tensor_arg
 from .registry import Op, OpPatternKind, register_op
@@ -81,12 +81,30 @@ def _legalize_prim(bb, call):
     return PrimValue(_PRIM_FUNCS[call.op.name.removeprefix("relax.")](*values))
 
 
+def _whole_power(call) -> float | None:
+    """The exponent of `R.power(x, c)` when `c` is a 0-d float constant with a whole value in
+    1..4 (GPT-2's `x ** 3`): it goes into the compute as a literal, so the code generator turns
+    the power into multiplications instead of a libm call per element."""
+    exponent = call.args[1]
+    if not isinstance(exponent, Constant) or len(exponent.data.shape) != 0:
+        return None
+    dtype = str(exponent.data.dtype)
+    if not dtype.startswith("float") or dtype != getattr(call.args[0].struct_info, "dtype", None):
+        return None
+    value = float(exponent.data.numpy())
+    return value if value.is_integer() and 1 <= value <= 4 else None
+
+
 def _legalize(name: str):
     tensor = call_topi(getattr(topi, name), name)
 
     def legalize(bb, call):
         if all(isinstance(a.struct_info, PrimStructInfo) for a in call.args):
             return _legalize_prim(bb, call)
+        if name == "power" and (value := _whole_power(call)) is not None:
+            dtype = str(call.args[1].data.dtype)
+            return bb.call_te(lambda x: topi.power(x, _e.const(value, dtype)), call.args[0],
+                              primfunc_name_hint=name)
         return tensor(bb, call)
 
     legalize.__name__ = f"legalize_{name}"

@@ -294,9 +294,10 @@ def _infer_roi_align(call, bb):
             f"{op_label(call)} expects batch_indices to be a 1-d integer tensor, got {index}"
         )
     _choice(call, "mode", ("avg", "max"))
-    if call.attrs["sampling_ratio"] <= 0:
+    if call.attrs["sampling_ratio"] < 0:
         raise TypeInferenceError(
-            f"{op_label(call)} expects a positive sampling_ratio, got {call.attrs['sampling_ratio']}"
+            f"{op_label(call)} expects a sampling_ratio >= 0 (0: adaptive), "
+            f"got {call.attrs['sampling_ratio']}"
         )
     out_h, out_w = call.attrs["output_size"]
     if data.shape_values is None or rois.shape_values is None:
@@ -477,7 +478,7 @@ register_op(
     attrs={
         "output_size": "(OH, OW), the bins of each region",
         "spatial_scale": "the factor from roi coordinates to pixels",
-        "sampling_ratio": "samples per bin along each axis (positive)",
+        "sampling_ratio": "samples per bin along each axis (0: adaptive, ceil(region size / bins))",
         "mode": "avg or max over a bin's samples",
         "half_pixel": "shift regions by -0.5 pixel (ONNX's half_pixel mode)",
     },

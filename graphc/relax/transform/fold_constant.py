@@ -129,6 +129,7 @@ class _ConstantFolder(ExprMutator):
         # printing or timing a pipeline shows FoldConstant, not the lowering of every kernel
         self._build_ctx = PassContext(opt_level=ctx.opt_level, config=ctx.config)
         self._kernels: dict[int, list] = {}
+        self._by_id: dict[int, tuple] = {}
 
     # -- uses of variables bound to constants / shapes ---------------------------------------
     def visit_Var(self, var):
@@ -225,6 +226,14 @@ class _ConstantFolder(ExprMutator):
 
     def _kernel(self, func: PrimFunc):
         """The CPU kernel of `func` (built once per structurally distinct PrimFunc), or None."""
+        seen = self._by_id.get(id(func))
+        if seen is not None and seen[0] is func:  # the same function again: no hashing
+            return seen[1]
+        kernel = self._find_or_build(func)
+        self._by_id[id(func)] = (func, kernel)  # the function held, so that its id stays its own
+        return kernel
+
+    def _find_or_build(self, func: PrimFunc):
         key = structural_hash(func)
         for known, kernel in self._kernels.get(key, ()):
             if known is func or structural_equal(known, func):
@@ -232,11 +241,18 @@ class _ConstantFolder(ExprMutator):
         try:
             with self._build_ctx:
                 named = func.with_attr("global_symbol", "fold_constant_kernel")
-                kernel = target_build(named, "llvm")["fold_constant_kernel"]
+                kernel = target_build(named, f"llvm -opt-level={_FOLD_OPT_LEVEL}")["fold_constant_kernel"]
         except GraphcError:  # a function the CPU cannot run (a GPU-only schedule, ...): do not fold
             kernel = None
         self._kernels.setdefault(key, []).append((func, kernel))
         return kernel
+
+
+# The LLVM optimisation level of the kernels FoldConstant runs (once each, at compile time):
+# LLVM's O3 pipeline cost a second per hundred of them, more than they ran. Every level above
+# 0 gives the same bits (no fast-math flags but `contract`, which instruction selection honours
+# the same way at each; `tests/test_compile_speed_same.py` compares with O3).
+_FOLD_OPT_LEVEL = 1
 
 
 def _permutation(func: PrimFunc) -> tuple[int, ...] | None:

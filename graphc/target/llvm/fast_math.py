@@ -1,4 +1,4 @@
-"""float32 `exp` and `tanh` on the CPU as formulas of plain arithmetic, so they vectorize.
+"""float32 `exp` and `tanh` (and whole powers) on the CPU as formulas of plain arithmetic, so they vectorize.
 
 LLVM has no vector `exp`: `llvm.exp.v16f32` becomes sixteen calls to libm's `expf`, and `tanh`
 is a libm call to begin with (13 ns a `tanhf` on Zen 5, ~150x the cost of the matmul FLOPs it
@@ -12,22 +12,29 @@ registers:
   `exp(inf) = inf`, NaN stays NaN.
 - `tanh`: a rational approximation of degree 13 / 6 on [-7.9, 7.9] (Eigen's), `x` itself
   near 0, +-1 past it; max error 6 ulp (3.3e-7 relative); NaN stays NaN.
+- `pow(x, c)` for a constant whole `c` in 1..4 (GPT-2's `x ** 3`, variance's `x ** 2`): `c - 1`
+  multiplications instead of a libm `powf` per lane (7.3 ns an element against 0.28 for
+  GPT-2's whole tanh GELU); at most 2 ulp from the correctly rounded power, same infinities
+  and NaNs; float32 and float64.
 
-float64 and other types keep the libm / LLVM lowering. `erf` stays libm's, correctly rounded
-(`erfinv` refines through it where one ulp matters); GELU uses `topi.fast_erf`'s formula.
+float64 and other types keep the libm / LLVM lowering (but `pow`'s whole exponents). `erf`
+stays libm's, correctly rounded (`erfinv` refines through it where one ulp matters); GELU uses
+`topi.fast_erf`'s formula.
 
 >>> from graphc import tir
 >>> from graphc.target.intrin import lower_intrin
 >>> x, y = tir.Var("x", "float32x16"), tir.Var("y", "float64")
 >>> lower_intrin(tir.exp(x), "llvm").dtype, type(lower_intrin(tir.exp(y), "llvm")).__name__
 ('float32x16', 'Call')
+>>> lower_intrin(tir.pow(y, tir.const(3.0, "float64")), "llvm")
+y * y * y
 """
 
 from __future__ import annotations
 
 from ...ir.dtype import DataType
 from ...tir import op as tir_op
-from ...tir.expr import Cast, const
+from ...tir.expr import Broadcast, Cast, FloatImm, IntImm, const
 from ...tir.generic import select
 from ..intrin import register_intrin_lowering
 
@@ -96,7 +103,34 @@ def fast_tanh(op):
     return select(x != x, x, out)
 
 
+def _whole_exponent(e) -> int | None:
+    if isinstance(e, Broadcast):
+        e = e.value
+    if isinstance(e, Cast):
+        e = e.value
+    if isinstance(e, (FloatImm, IntImm)) and float(e.value).is_integer() and 1 <= e.value <= 4:
+        return int(e.value)
+    return None
+
+
+def fast_pow(op):
+    dt = DataType(op.dtype)
+    if dt.code != "float" or dt.bits not in (32, 64):
+        return None
+    n = _whole_exponent(op.args[1])
+    if n is None:
+        return None
+    x = op.args[0]
+    if n == 4:
+        return (x * x) * (x * x)
+    out = x
+    for _ in range(n - 1):
+        out = out * x
+    return out
+
+
 register_intrin_lowering("tir.exp", "llvm", fast_exp, level=2)
+register_intrin_lowering("tir.pow", "llvm", fast_pow, level=2)
 register_intrin_lowering("tir.tanh", "llvm", fast_tanh, level=2)
 
-__all__ = ["fast_exp", "fast_tanh"]
+__all__ = ["fast_exp", "fast_pow", "fast_tanh"]

@@ -36,7 +36,7 @@ from ..expr import (
     convert,
 )  # fmt: skip
 from .bound import POS_INF, ConstIntBound, dtype_bound
-from .int_set import IntervalSet, eval_int_set
+from .int_set import IntervalSet, eval_int_set, eval_int_sets
 from .keys import expr_key
 from .modular import ModularSet, modular_set
 from .simplifier import Simplifier
@@ -240,6 +240,17 @@ class Analyzer:
         ('i * 16', 'i * 16 + 15')
         """
         return eval_int_set(self, convert(expr), dict(dom_map or {}))
+
+    def int_sets(self, exprs, dom_map: dict | None = None) -> list[IntervalSet]:
+        """`int_set` of each of `exprs` over the same `dom_map` (bound once for all of them).
+
+        >>> i, j = Var("i"), Var("j")
+        >>> sets = Analyzer().int_sets([j, i * 16 + j], {j: Range(0, 16)})
+        >>> from graphc.tir.arith.keys import expr_text
+        >>> [(expr_text(s.min_value), expr_text(s.max_value)) for s in sets]
+        [('0', '15'), ('i * 16', 'i * 16 + 15')]
+        """
+        return eval_int_sets(self, [convert(e) for e in exprs], dict(dom_map or {}))
 
     def can_prove(self, cond) -> bool:
         """True only when `cond` holds for every value the known facts allow."""

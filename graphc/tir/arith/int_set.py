@@ -62,6 +62,13 @@ class IntervalSet:
 
 def eval_int_set(analyzer, expr: PrimExpr, dom_map: dict) -> IntervalSet:
     """The interval of `expr` with the Vars of `dom_map` relaxed (see the module docstring)."""
+    return eval_int_sets(analyzer, [expr], dom_map)[0]
+
+
+def eval_int_sets(analyzer, exprs: list, dom_map: dict) -> list[IntervalSet]:
+    """`eval_int_set` of each of `exprs` over the same `dom_map`, which is bound once: each
+    interval is the one `eval_int_set` gives (the analyzer's facts are the same for each; only
+    its memo, a pure cache, carries over), for a fraction of the binding and re-simplifying."""
     dom: dict = {}
     for var, rng in dom_map.items():
         if isinstance(rng, IntervalSet):
@@ -69,22 +76,25 @@ def eval_int_set(analyzer, expr: PrimExpr, dom_map: dict) -> IntervalSet:
         else:
             dom[var] = (rng.min, analyzer.simplify(rng.min + rng.extent - 1))
     if not dom:
-        e = analyzer.simplify(expr)
-        return IntervalSet(e, e)
+        return [IntervalSet(e, e) for e in map(analyzer.simplify, exprs)]
     saved = analyzer._save()
+    out = []
     try:
         for var, rng in dom_map.items():
             if isinstance(rng, Range):
                 analyzer.bind(var, rng, allow_override=True)
-        try:
-            lo, hi = _Relaxer(analyzer, dom).interval(analyzer.simplify(expr))
-        except _Overflow:
-            return IntervalSet.everything()
-        lo = analyzer.simplify(lo) if lo is not None else None
-        hi = analyzer.simplify(hi) if hi is not None else None
+        for expr in exprs:
+            try:
+                lo, hi = _Relaxer(analyzer, dom).interval(analyzer.simplify(expr))
+            except _Overflow:
+                out.append(IntervalSet.everything())
+                continue
+            lo = analyzer.simplify(lo) if lo is not None else None
+            hi = analyzer.simplify(hi) if hi is not None else None
+            out.append(IntervalSet(lo, hi))
     finally:
         analyzer._restore(saved)
-    return IntervalSet(lo, hi)
+    return out
 
 
 class _Overflow(Exception):

@@ -52,6 +52,15 @@ def relax_in(ana: Analyzer, expr: PrimExpr, dom: dict):
     return lo, hi
 
 
+def relax_all_in(ana: Analyzer, exprs: list, dom: dict) -> list:
+    """`relax_in` of each of `exprs` over the same `dom`, bound once (the same results)."""
+    out = []
+    for int_set in ana.int_sets(exprs, dom):
+        lo, hi = int_set.min_value, int_set.max_value
+        out.append((lo, hi) if isinstance(lo, PrimExpr) and isinstance(hi, PrimExpr) else None)
+    return out
+
+
 def clip_to_domain(ana: Analyzer, lo, hi, dom_min, dom_extent):
     """(lo, hi, extent) of [lo, hi] intersected with [dom_min, dom_min + dom_extent).
 

@@ -46,7 +46,7 @@ from ..functor import StmtExprVisitor, substitute
 from ..stmt import Block, BlockRealize, BufferStore, For, IterType
 from .affine import IterMapper, NotAffine, is_affine_binding, without_unit_loops
 from .blocks import access
-from .bounds import relax_in, shape_analyzer
+from .bounds import relax_all_in, shape_analyzer
 from .state import enclosing_block, find_path, scope_realizes, walk
 
 RAW, WAW, WAR = "RAW", "WAW", "WAR"
@@ -482,10 +482,10 @@ def _consumed_box(ana, cpath: list, k: int, buf, writes: bool = False):
         if region.buffer is not buf:
             continue
         dims = []
-        for r in region.region:
-            index = substitute(r.min, vmap)
-            lo = relax_in(ana, index, dom)
-            hi = relax_in(ana, substitute(r.min + r.extent - 1, vmap), dom)
+        indices = [substitute(r.min, vmap) for r in region.region]
+        ends = [substitute(r.min + r.extent - 1, vmap) for r in region.region]
+        relaxed = relax_all_in(ana, indices + ends, dom)  # the loops bound once for every end
+        for r, index, lo, hi in zip(region.region, indices, relaxed, relaxed[len(indices):]):
             if lo is None or hi is None:
                 dims.append((const(0, r.min.dtype), None))
             else:

@@ -36,6 +36,8 @@ True
 
 from __future__ import annotations
 
+import math
+
 from ...errors import TIRError
 from ...ir.dtype import DataType
 from ..analysis.thread_scope import is_thread_scope, kernel_roots, launch_extents
@@ -72,6 +74,8 @@ def identity(kind: str, dtype: str):
         return const(0, dtype)
     if kind == "prod":
         return const(1, dtype)
+    if DataType(dtype).is_float:  # te.max / te.min start from -inf / inf
+        return const(-math.inf if kind == "max" else math.inf, dtype)
     return min_value(dtype) if kind == "max" else max_value(dtype)
 
 

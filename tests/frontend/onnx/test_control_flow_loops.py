@@ -10,6 +10,7 @@ from onnx_testing import check_model, make_model, rand, run_graphc
 
 import graphc
 from graphc import relax
+from graphc.errors import FrontendError
 from graphc.frontend.onnx import from_onnx
 
 F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
@@ -546,4 +547,46 @@ def test_a_bad_constant_trip_count_is_refused_at_import(m):
         initializers=[numpy_helper.from_array(m, "M")],
     )
     with pytest.raises(graphc.errors.FrontendError, match="Loop node 'L'.*non-negative scalar"):
+        from_onnx(model)
+
+
+def _sequence_scan_output_model(length):
+    """A Scan whose body's scan output is a sequence (ONNX types scan outputs as tensors)."""
+    seq_type = helper.make_sequence_type_proto(helper.make_tensor_type_proto(F, [2]))
+    body = helper.make_graph(
+        [helper.make_node("Add", ["s", "x"], ["s2"]), helper.make_node("SequenceConstruct", ["x"], ["seq"])],
+        "body",
+        [info("s", F, [2]), info("x", F, [2])],
+        [info("s2", F, [2]), helper.make_value_info("seq", seq_type)],
+    )
+    node = helper.make_node("Scan", ["s0", "xs"], ["sf", "ys"], num_scan_inputs=1, body=body, name="scan1")
+    return make_model([node], [("s0", None, [2]), ("xs", None, [length, 2])],
+                      [("sf", None, [2]), ("ys", None, [None, 2])], opset=17)
+
+
+@pytest.mark.parametrize("length", [3, "n"], ids=["unrolled", "run-time"])
+def test_a_sequence_scan_output_is_refused_by_name(length):
+    with pytest.raises(FrontendError, match=r"Scan node 'scan1' .*'seq'.* is a sequence or an optional"):
+        from_onnx(_sequence_scan_output_model(length))
+
+
+def test_a_carried_empty_optional_in_a_run_time_loop_is_refused_by_name():
+    """The optional would change type (empty, then a tensor) between iterations of a VM loop."""
+    opt_type = helper.make_optional_type_proto(helper.make_tensor_type_proto(F, [2]))
+    body = helper.make_graph(
+        [
+            helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+            helper.make_node("Optional", ["x"], ["opt_out"]),
+        ],
+        "body",
+        [info("i", I64, []), info("cond_in", B, []), helper.make_value_info("opt", opt_type)],
+        [info("cond_out", B, []), helper.make_value_info("opt_out", opt_type)],
+    )
+    nodes = [
+        helper.make_node("Optional", [], ["empty"], type=helper.make_tensor_type_proto(F, [2])),
+        helper.make_node("Loop", ["m", "c", "empty"], ["last"], body=body, name="loop1"),
+        helper.make_node("OptionalHasElement", ["last"], ["has"]),
+    ]
+    model = make_model(nodes, [("m", I64, []), ("c", B, []), ("x", None, [2])], [("has", B, [])], opset=18)
+    with pytest.raises(FrontendError, match=r"Loop node 'loop1' .*loop-carried value 0 is an empty optional"):
         from_onnx(model)

@@ -70,6 +70,22 @@ def test_multi_head_attention_with_bias_and_mask():
     _ort("MultiHeadAttention", [q, k, v], {"num_heads": heads, "scale": 0.5})
 
 
+@pytest.mark.parametrize("unidirectional", [0, 1])
+def test_attention_with_a_fully_masked_batch_entry(unidirectional):
+    """Masked scores get mask_filter_value added, as in ONNX Runtime: a batch entry with every
+    key masked averages the values instead of dividing 0 by 0."""
+    batch, seq, hidden, heads = 2, 4, 8, 2
+    x = rand(batch, seq, hidden)
+    w, b = rand(hidden, 3 * hidden, seed=1), rand(3 * hidden, seed=2)
+    mask = np.ones((batch, seq), "int32")
+    mask[1] = 0
+    attrs = {"num_heads": heads, "unidirectional": unidirectional}
+    _ort("Attention", [x, w, b, mask], attrs)
+    _ort("Attention", [x, w, b, mask], dict(attrs, mask_filter_value=-50.0))
+    q, k, v = rand(batch, 3, hidden), rand(batch, seq, hidden, seed=1), rand(batch, seq, hidden, seed=2)
+    _ort("MultiHeadAttention", [q, k, v, None, mask], {"num_heads": heads})
+
+
 @pytest.mark.parametrize("interleaved", [0, 1])
 def test_rotary_embedding(interleaved):
     batch, seq, heads, size, max_seq = 2, 3, 2, 8, 6

@@ -167,10 +167,20 @@ def test_roi_align(mode, coord):
     check_node("RoiAlign", [x, rois, np.array([1, 0, 1], "int64")], attrs, opset=16, rtol=1e-4, atol=1e-5)
 
 
-def test_roi_align_rejects_adaptive_sampling():
-    with pytest.raises(Exception, match="sampling_ratio=0"):
-        check_node("RoiAlign", [rand(1, 1, 4, 4), np.zeros((1, 4), "float32"), np.zeros(1, "int64")],
-                   {"sampling_ratio": 0}, opset=16)
+@pytest.mark.parametrize("mode", ["avg", "max"])
+@pytest.mark.parametrize("coord", ["half_pixel", "output_half_pixel"])
+def test_roi_align_adaptive_sampling(mode, coord):
+    """sampling_ratio 0: ceil(region size / bins) samples per bin, per region; a degenerate
+    region (no samples under half_pixel) is 0."""
+    x = rand(2, 3, 6, 7)
+    rois = np.array([[0.5, 1.0, 4.0, 5.5], [0.0, 0.0, 7.0, 6.0], [2.0, 2.0, 2.2, 2.1], [3, 3, 3, 3],
+                     [1.0, 4.0, 0.5, 2.0]], "float32")
+    attrs = {"mode": mode, "coordinate_transformation_mode": coord, "output_height": 3, "output_width": 2,
+             "sampling_ratio": 0}
+    index = np.array([1, 0, 1, 0, 1], "int64")
+    check_node("RoiAlign", [x, rois, index], attrs, opset=16, rtol=1e-4, atol=1e-5)
+    check_node("RoiAlign", [x, rois * 0.5, index], dict(attrs, spatial_scale=2.0, output_height=2), opset=16,
+               rtol=1e-4, atol=1e-5)
 
 
 @pytest.mark.parametrize("order", [0, 1])

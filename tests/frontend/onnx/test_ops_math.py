@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 from onnx import helper, numpy_helper
-from onnx_testing import check_node, make_model, rand, run_graphc
+from onnx_testing import check_model, check_node, make_model, rand, run_graphc
 
 UNARY = [
     "Abs",
@@ -120,6 +120,23 @@ REDUCE = [
 def test_reductions(op, keepdims, const):
     x = rand(2, 3, 4, low=0.5, high=2.0)
     check_node(op, [x, np.array([0, -1], "int64")], {"keepdims": keepdims}, const_inputs=const, rtol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64"])
+@pytest.mark.parametrize("const", [(), (1,)], ids=["runtime-axes", "constant-axes"])
+def test_reductions_over_an_axis_empty_only_at_run_time(dtype, const):
+    """A symbolic axis of size 0 when the model runs: every reduction gives its identity
+    (sum 0, prod 1, max -inf or the lowest integer, LogSumExp -inf, ...) as the reference does."""
+    ops = REDUCE if dtype == "float32" else ["ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1"]
+    x = np.zeros((0, 3), dtype)
+    axes = np.array([0], "int64")
+    for op in ops:
+        node = helper.make_node(op, ["x", "a"], ["y"], keepdims=0)
+        inits = [numpy_helper.from_array(axes, "a")] if const else []
+        inputs = [("x", dtype, ["n", 3])] + ([] if const else [("a", "int64", [1])])
+        model = make_model([node], inputs, [("y", None, None)], initializers=inits)
+        with np.errstate(invalid="ignore", divide="ignore"):  # the reference's mean of nothing
+            check_model(model, [x] if const else [x, axes])
 
 
 @pytest.mark.parametrize("op", ["ReduceMean", "ReduceSum"])

@@ -85,6 +85,13 @@ def test_normalizations():
     check_node("LpNormalization", [x], {"axis": 1, "p": 2}, rtol=1e-4)
 
 
+@pytest.mark.parametrize("beta", [0.25, 0.5, 0.75, 1.0, 1.75, 2.0, 0.6, 3.0])
+def test_lrn_exponents(beta):
+    # multiples of 1/4 up to 2 become products of square roots, the others a `power`
+    x = rand(1, 7, 5, 6, low=0.0, high=3.0)
+    check_node("LRN", [x], {"size": 5, "alpha": 0.3, "beta": beta, "bias": 1.5}, rtol=1e-5, reference="ort")
+
+
 ACTIVATIONS = [
     ("LeakyRelu", {"alpha": 0.2}),
     ("Elu", {"alpha": 0.7}),

@@ -140,6 +140,22 @@ def test_shape_chains_fold_when_static():
     check_model(model, [rand(2, 3, 4)])
 
 
+def test_constant_of_static_shape_is_a_constant_weight():
+    # the ONNX light models ship their weights as ConstantOfShape of shape initializers: the
+    # convolution must see a constant weight (packed once), not a `full` run on every call
+    half = numpy_helper.from_array(np.array([0.5], "float32"))
+    nodes = [
+        helper.make_node("ConstantOfShape", ["ws"], ["w"], value=half),
+        helper.make_node("Conv", ["x", "w"], ["y"], pads=[1, 1, 1, 1]),
+    ]
+    inits = [numpy_helper.from_array(np.array([16, 5, 3, 3], "int64"), "ws")]
+    model = make_model(nodes, [("x", None, [1, 5, 7, 9])], [("y", None, None)], initializers=inits)
+    mod = from_onnx(model)
+    calls = [b.value.op.name for b in mod["main"].body.blocks[0].bindings if isinstance(b.value, relax.Call)]
+    assert calls == ["relax.nn.conv2d"]
+    check_model(model, [rand(1, 5, 7, 9)])
+
+
 def test_shape_chains_stay_symbolic_with_symbolic_dims():
     nodes = [
         helper.make_node("Shape", ["x"], ["s"]),

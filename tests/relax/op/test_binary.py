@@ -184,3 +184,34 @@ def test_shifts_and_float_functions_numerics(legalize_run):
         infer(R.op.atan2(var((3,), "int32"), var((3,), "int32")))
     with pytest.raises(TypeInferenceError, match="'left_shift' requires integer operands"):
         infer(R.op.left_shift(var((3,)), var((3,))))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("exponent", [1.0, 2.0, 3.0, 4.0, 2.5, -1.0])
+def test_power_by_a_scalar_constant(legalize_run, exponent, dtype):
+    # a whole exponent in 1..4 goes into the compute as a literal (multiplications when built
+    # for the CPU), any other stays an operand; the numbers agree with numpy's either way
+    a = np.random.default_rng(2).uniform(-3, 3, (5, 7)).astype(dtype)
+    a[0, :4] = [0.0, -0.0, np.inf, -np.inf]
+    if exponent == 2.5:
+        a = np.abs(a)
+    c = R.const(exponent, dtype)
+    out = legalize_run(lambda x: R.op.power(x, c), [R.TensorStructInfo((N, 7), dtype)], [a], "power")[0]
+    with np.errstate(divide="ignore"):  # 0 ** -1
+        want = np.power(a, np.array(exponent, dtype))
+    np.testing.assert_array_equal(np.isinf(out), np.isinf(want))
+    finite = np.isfinite(want)
+    np.testing.assert_array_max_ulp(out[finite], want[finite], maxulp=2)
+    mod = R.transform.LegalizeOps()(_power_module(c, dtype))
+    params = [f for f in mod.functions.values() if isinstance(f, tir.PrimFunc)][0].params
+    assert len(params) == (2 if exponent in (1.0, 2.0, 3.0, 4.0) else 3)
+
+
+def _power_module(c, dtype):
+    x = R.Var("x", R.TensorStructInfo((4,), dtype))
+    bb = R.BlockBuilder()
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            gv = bb.emit_output(R.op.power(x, c))
+        bb.emit_func_output(gv)
+    return bb.get()
