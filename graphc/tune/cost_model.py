@@ -235,7 +235,8 @@ class CostModel:
 
         model = HistGradientBoostingRegressor(max_iter=60, learning_rate=0.15, min_samples_leaf=2,
                                               random_state=self.seed)
-        model.fit(np.asarray(self.xs), np.asarray(self.ys))
+        with _one_thread():
+            model.fit(np.asarray(self.xs), np.asarray(self.ys))
         self._model, self._dirty = model, False
 
     def predict(self, xs: list[list[float]]) -> list[float] | None:
@@ -244,7 +245,17 @@ class CostModel:
             return None
         if self._dirty or self._model is None:
             self._fit()
-        return [float(v) for v in self._model.predict(np.asarray(xs))]
+        with _one_thread():
+            return [float(v) for v in self._model.predict(np.asarray(xs))]
+
+
+def _one_thread():
+    """scikit-learn's OpenMP on one thread: a few hundred samples take milliseconds on one, while
+    a team of threads waiting at barriers on a loaded machine took seconds of wall time (and
+    0.3 s of CPU) per fit, more than a candidate's build."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(1)
 
 
 def require_sklearn() -> None:

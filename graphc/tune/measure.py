@@ -6,7 +6,8 @@ default schedule computed on them. The worker builds the kernel as `graphc.compi
 runs it once and compares every buffer with the reference (tolerance by dtype), and keeps it.
 Then the batch's correct candidates are timed together with the default schedule,
 interleaved: `repeat` rounds, each timing every kernel in turn (one warm-up call, then the
-mean of enough calls to last `min_repeat_ms`), on runtime tensors as the VM passes them. So
+fastest of enough calls to last `min_repeat_ms`: see `_time_interleaved`), on runtime
+tensors as the VM passes them. So
 the default is never measured alone, first or cold, and a load that comes and goes on the
 machine hits the default and the candidates alike: each result carries the default's times
 of the same measurement (`MeasureResult.baseline`), and the tuner compares their ratio. A
@@ -364,20 +365,31 @@ def _build_and_check(func, target, inputs, expected):
 
 def _time_interleaved(kernels, repeat, min_repeat_ms) -> list:
     """Seconds per call of each (kernel, args, once): `repeat` rounds, each timing every kernel
-    in turn (the order rotating) for the mean of enough calls to last `min_repeat_ms`, after one
-    untimed warm-up call."""
-    numbers = [max(1, min(1000, int(min_repeat_ms / 1e3 / max(once, 1e-7)))) for _, _, once in kernels]
+    in turn (the order rotating) for `min_repeat_ms` of calls (5 at least) after one untimed
+    warm-up call; a round's time is the fastest single call of it.
+
+    The fastest call, not the mean: on the shared 2-core machine under load, a parallel
+    kernel's fork-join waits in the run queue for its second thread, so a 0.34 ms kernel
+    averaged 28-52 ms per call over 20 ms windows, and a serial 0.59 ms variant 7.7 ms:
+    the means ranked the serial one 4-7x faster, the fastest calls (0.34 vs 0.59 ms, their
+    order on an idle machine) ranked them right. The calls that wait measure the load, not
+    the kernel."""
     times: list = [[] for _ in kernels]
     clock = time.perf_counter
+    window = min_repeat_ms / 1e3
     for r in range(repeat):
         for j in range(len(kernels)):
             k = (j + r) % len(kernels)
             kernel, args, _ = kernels[k]
             kernel(*args)
-            start = clock()
-            for _ in range(numbers[k]):
+            fastest, calls, begin = float("inf"), 0, clock()
+            # at least 5 calls (a loaded machine makes most of them wait), at most 1000
+            while calls < 5 or (calls < 1000 and clock() - begin < window):
+                start = clock()
                 kernel(*args)
-            times[k].append((clock() - start) / numbers[k])
+                fastest = min(fastest, clock() - start)
+                calls += 1
+            times[k].append(fastest)
     return times
 
 

@@ -3,6 +3,7 @@ with a fresh worker (a hanging one: tests/tune/test_tune.py, through the search)
 few small kernels: each worker start costs an interpreter and an import of graphc."""
 
 import numpy as np
+import pytest
 
 from graphc import te, tir
 from graphc.dlight import default_rules
@@ -67,3 +68,25 @@ def test_crashes_and_wrong_answers_do_not_stop_measuring():
     # timed interleaved with the default: each result carries the default's times of the same run
     assert len(results[1].baseline) == 2 and results[1].baseline == results[3].baseline
     assert results[0].baseline == [] and results[2].baseline == []
+
+
+def test_a_round_counts_the_fastest_call_not_the_mean(monkeypatch):
+    """On a loaded machine most calls of a parallel kernel wait for a thread: a round's time is
+    its fastest call (a virtual clock: every third call of the kernel waits 1 s, the others 1 ms)."""
+    import time
+
+    from graphc.tune.measure import _time_interleaved
+
+    now = [0.0]
+    calls = [0, 0]
+    monkeypatch.setattr(time, "perf_counter", lambda: now[0])
+
+    def kernel_of(k, fast):
+        def kernel():
+            calls[k] += 1
+            now[0] += 1.0 if calls[k] % 3 == 0 else fast
+        return kernel
+
+    times = _time_interleaved([(kernel_of(0, 1e-3), (), 1e-3), (kernel_of(1, 2e-3), (), 2e-3)], 3, 20.0)
+    assert times == [pytest.approx([1e-3] * 3), pytest.approx([2e-3] * 3)]
+    assert min(calls) >= 3 * 6  # each round: a warm-up and at least 5 timed calls
