@@ -79,6 +79,13 @@ class _Accesses(StmtExprVisitor):
             self.writes.add(op.buffer.data)
         super().visit_BufferStore(op)
 
+    def visit_Call(self, op: Call):
+        # a tensor-core store writes the tile its first argument starts (tir.wmma_store)
+        if op.op == "tir.wmma_store" and isinstance(op.args[0], BufferLoad):
+            if op.args[0].buffer.data in self.shared:
+                self.writes.add(op.args[0].buffer.data)
+        super().visit_Call(op)
+
     def visit_Evaluate(self, op):
         if is_sync(op):
             self.syncs = True
