@@ -66,14 +66,12 @@ class MatmulConfig:
     # the tile's rows and the operand's rows are multiples of it
     vector: int = 4
     # the tensor-core variant (tensor_core.py): "auto" (CUDA sm_80+), "always" (any GPU target;
-    # OpenCL emulates the intrinsics) or "never"; its warps per block, fragments per warp, and
-    # whether its shared tiles are double buffered
+    # OpenCL emulates the intrinsics) or "never"; its warps per block and fragments per warp
     tensor_cores: str = "auto"
     warps_i: int = 2
     warps_j: int = 2
     frags_i: int = 2
     frags_j: int = 2
-    double_buffer: bool = False
 
 
 @dataclass(frozen=True)

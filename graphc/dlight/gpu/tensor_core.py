@@ -9,9 +9,9 @@ tile (16).
 A thread block of `warps_i x warps_j` warps (32 lanes on threadIdx.x, the warps on threadIdx.y)
 computes a `(warps_i * frags_i * 16) x (warps_j * frags_j * 16)` tile of the output (64 x 64);
 each warp holds `frags_i x frags_j` accumulator fragments (2 x 2). Per k step of `k_tile`
-elements, all threads copy the A and B tiles into shared memory (the copies are double
-buffered when `MatmulConfig.double_buffer`: see `pipeline.py`), each warp loads its fragments
-from there (`wmma.load`) and multiplies them (`wmma.mma`). At the end each warp stores its
+elements, all threads copy the A and B tiles into shared memory, each warp loads its fragments
+from there (`wmma.load`) and multiplies them (`wmma.mma`); B may be read as `[k, j]` or as
+`[j, k]` (nn.Linear's weight: the column-major intrinsics). At the end each warp stores its
 fragments into a float32 shared tile (`wmma.store`), from which all threads write the output
 with the epilogue (the float16 rounding, bias, activation) folded in.
 """
@@ -59,10 +59,9 @@ def fits(sch: Schedule, roles, cfg, target) -> bool:
 
 
 def shared_bytes(cfg) -> int:
-    """The shared memory of the schedule: the float16 A and B tiles (twice, double buffered) and
-    the float32 output tile."""
+    """The shared memory of the schedule: the float16 A and B tiles and the float32 output tile."""
     rows, cols = cfg.warps_i * cfg.frags_i * TILE, cfg.warps_j * cfg.frags_j * TILE
-    return 2 * cfg.k_tile * (rows + cols) * (2 if cfg.double_buffer else 1) + 4 * rows * cols
+    return 2 * cfg.k_tile * (rows + cols) + 4 * rows * cols
 
 
 def _last_index_is(sch: Schedule, roles, region, loop_info) -> bool:
@@ -136,7 +135,7 @@ def tile_tensor_core(sch: Schedule, infos: list, roles, cfg) -> None:
         index = next(n for n, r in enumerate(sch.get(block).reads) if r.buffer is buf)
         staged = sch.cache_read(block, index, "shared", consumer_blocks=[block])
         sch.compute_at(staged, ko)
-        _spread(sch, staged, ko, threads_y)
+        _spread(sch, staged, ko, threads_y, contiguous=8)
         staged_buf = sch.get(staged).writes[0].buffer
         index = next(n for n, r in enumerate(sch.get(block).reads) if r.buffer is staged_buf)
         frag = sch.cache_read(block, index, "wmma.matrix_a" if which == ti.WMMA_LOAD_A else "wmma.matrix_b")
@@ -160,10 +159,23 @@ def _split(sch: Schedule, loop, factors: list) -> list:
     return [first, *(next(parts) if f != 1 else None for f in factors[1:])]
 
 
-def _spread(sch: Schedule, block, loop, threads_y: int) -> None:
-    """Bind the loops of `block` under `loop` over the block's threads (32 x threads_y)."""
+def _spread(sch: Schedule, block, loop, threads_y: int, contiguous: int = 1) -> None:
+    """Bind the loops of `block` under `loop` over the block's threads (32 x threads_y). With
+    `contiguous`, each thread copies that many neighbours in one unrolled run where the sizes
+    allow: one thread-bound statement, which needs no barrier between steps (a serial loop
+    around the thread-bound copy gets one after every step)."""
     loops = _below(sch, block, loop)
     fused = sch.fuse(*loops) if len(loops) > 1 else loops[0]
+    extent = sch.get(fused).extent
+    threads = 32 * threads_y
+    if contiguous > 1 and isinstance(extent, IntImm) and extent.value % threads == 0:
+        per = extent.value // threads
+        if per <= contiguous:
+            ty, tx, inner = sch.split(fused, [threads_y, 32, per])
+            sch.bind(ty, "threadIdx.y")
+            sch.bind(tx, "threadIdx.x")
+            sch.vectorize(inner)
+            return
     _, ty, tx = sch.split(fused, [None, threads_y, 32])
     sch.bind(ty, "threadIdx.y")
     sch.bind(tx, "threadIdx.x")

@@ -80,6 +80,10 @@ class TensorIntrin:
     def get(name: str, allow_missing: bool = False) -> TensorIntrin | None:
         """The intrinsic registered as `name` (None when missing and `allow_missing`)."""
         intrin = TensorIntrin._registry.get(name)
+        if intrin is None and name.startswith("wmma_"):  # graphc's own, registered on first use
+            from .. import tensor_intrin  # noqa: F401
+
+            intrin = TensorIntrin._registry.get(name)
         if intrin is None and not allow_missing:
             known = ", ".join(sorted(TensorIntrin._registry)) or "none"
             raise ScheduleError(f"no tensor intrinsic named {name!r} is registered (known: {known})")

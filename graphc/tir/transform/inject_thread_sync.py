@@ -44,6 +44,7 @@ from ..stmt import (
     DeclBuffer,
     Evaluate,
     For,
+    ForKind,
     IfThenElse,
     LetStmt,
     SeqStmt,
@@ -127,6 +128,8 @@ class _Injector:
             uniform = not uses_any_var(stmt.min, self.thread_vars) and not uses_any_var(stmt.extent,
                                                                                         self.thread_vars)
             if not uniform:
+                return self.leaf(stmt)
+            if stmt.kind == ForKind.VECTORIZED:  # its lanes run together: no barrier between them
                 return self.leaf(stmt)
             body = self.visit(stmt.body)
             carried = _conflict(body.entry_r, body.entry_w, body.exit_r, body.exit_w)
