@@ -8,7 +8,7 @@ share of the model's arithmetic (loop iterations of reduction blocks, times the 
 rules. Needs NVRTC only, no GPU.
 
     .venv/bin/python benchmarks/gpu_kernels.py [--models bert,gpt2,vit,resnet] [--arch sm_80] [--small]
-        [--dtype float16]
+        [--dtype float16] [--tensor-cores never]
 
 `--dtype float16` compiles the models in half precision; the share of the arithmetic that runs
 on tensor cores (kernels of Matmul's WMMA variant) is then reported too.
@@ -116,7 +116,7 @@ def occupancy(threads: int, registers: int, smem: int) -> float:
     return blocks * threads / SM_THREADS
 
 
-def report(name: str, small: bool, arch: str, dtype: str = "float32") -> None:
+def report(name: str, small: bool, arch: str, dtype: str = "float32", tensor_cores: str = "auto") -> None:
     from graphc.target.source.wmma import uses_wmma
 
     torch.manual_seed(0)
@@ -129,6 +129,11 @@ def report(name: str, small: bool, arch: str, dtype: str = "float32") -> None:
     calls = _Calls()
     calls.visit_expr(mod["main"])
     rules = default_rules(target)
+    if tensor_cores != "auto":  # Matmul with its tensor-core variant switched off (or forced)
+        from graphc.dlight.gpu import Matmul
+        from graphc.dlight.gpu.matmul import MatmulConfig
+
+        rules = [Matmul(MatmulConfig(tensor_cores=tensor_cores)) if r.name == "Matmul" else r for r in rules]
     scheduled, taken, flops, tensor_core = {}, {}, {}, 0
     for gv, func in mod.items():
         if not isinstance(func, tir.PrimFunc) or func.attrs.get("tir.is_host_func"):
@@ -184,6 +189,8 @@ def main() -> None:
     parser.add_argument("--arch", default="sm_80")
     parser.add_argument("--small", action="store_true")
     parser.add_argument("--dtype", default="float32", choices=["float32", "float16"])
+    parser.add_argument("--tensor-cores", default="auto", choices=["auto", "never"],
+                        help="never: Matmul without its tensor-core variant (the SIMT tiles)")
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
     names = [n.strip().lower() for item in args.models for n in item.split(",") if n.strip()]
@@ -192,7 +199,7 @@ def main() -> None:
     if unknown:
         parser.error(f"unknown model(s) {', '.join(unknown)}; choose from bert, gpt2, vit, resnet")
     for name in names:
-        report(name, args.small, args.arch, args.dtype)
+        report(name, args.small, args.arch, args.dtype, args.tensor_cores)
 
 
 if __name__ == "__main__":

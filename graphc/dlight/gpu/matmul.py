@@ -44,7 +44,7 @@ from ...tir.stmt import IterType
 from ..base import ScheduleRule, get_block_info, try_inline
 from ..base.analysis import BlockInfo, block_realize
 from .reduction import schedule_rows
-from .tensor_core import fits, tensor_core_target, tile_tensor_core
+from .tensor_core import fits, tensor_core_config, tensor_core_target, tile_tensor_core
 from .utils import max_threads, prepare
 
 
@@ -72,6 +72,8 @@ class MatmulConfig:
     warps_j: int = 2
     frags_i: int = 2
     frags_j: int = 2
+    # one fragment per warp (32 x 32 block tiles) when 64 x 64 tiles give fewer thread blocks
+    tensor_core_min_blocks: int = 128
 
 
 @dataclass(frozen=True)
@@ -222,10 +224,11 @@ class Matmul(ScheduleRule):
         if _few_rows(roles):
             return None  # LowBatchGEMV's
         if cfg.tensor_cores != "never" and (cfg.tensor_cores == "always" or tensor_core_target(target)):
-            if fits(sch, roles, cfg, target) and 32 * cfg.warps_i * cfg.warps_j <= max_threads(target):
+            tc_cfg = tensor_core_config(cfg, roles)
+            if fits(sch, roles, tc_cfg, target) and 32 * cfg.warps_i * cfg.warps_j <= max_threads(target):
                 trial = sch.copy()
                 try:
-                    tile_tensor_core(trial, infos, roles, cfg)
+                    tile_tensor_core(trial, infos, roles, tc_cfg)
                     return trial
                 except ScheduleError:
                     pass  # the SIMT tiles below

@@ -85,14 +85,15 @@ def schedule_products(func: PrimFunc, target, cfg: MatmulConfig, threads: int = 
 def _tile_product(sch: Schedule, info, target, cfg: MatmulConfig) -> Schedule:
     """`sch` with one product tiled: on tensor cores where they fit (tensor_core.py), else the
     SIMT tiles."""
-    from .tensor_core import fits, tensor_core_target, tile_tensor_core
+    from .tensor_core import fits, tensor_core_config, tensor_core_target, tile_tensor_core
 
     roles = match_matmul(sch, info)
     if cfg.tensor_cores == "always" or (cfg.tensor_cores == "auto" and tensor_core_target(target)):
-        if fits(sch, roles, cfg, target):
+        tc_cfg = tensor_core_config(cfg, roles)
+        if fits(sch, roles, tc_cfg, target):
             trial = sch.copy()
             try:
-                tile_tensor_core(trial, [info], roles, cfg)
+                tile_tensor_core(trial, [info], roles, tc_cfg)
                 return trial
             except ScheduleError:
                 pass

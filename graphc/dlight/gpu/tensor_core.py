@@ -4,11 +4,13 @@ Taken when the target has tensor cores (CUDA `sm_80` or later; `MatmulConfig.ten
 "always" forces it elsewhere, where OpenCL emulates the intrinsics, to check the schedule on
 PoCL), both operands are float16 and the block accumulates in float32 (`accumulate.py` made it
 so), and the row and column extents are static multiples of the block tile and `k` of the k
-tile (16).
+tile (16); a symbolic batch axis is fine.
 
 A thread block of `warps_i x warps_j` warps (32 lanes on threadIdx.x, the warps on threadIdx.y)
 computes a `(warps_i * frags_i * 16) x (warps_j * frags_j * 16)` tile of the output (64 x 64);
-each warp holds `frags_i x frags_j` accumulator fragments (2 x 2). Per k step of `k_tile`
+each warp holds `frags_i x frags_j` accumulator fragments (2 x 2; 1 x 1, 32 x 32 tiles, when
+the 64 x 64 tiles would give fewer than `tensor_core_min_blocks` (128) thread blocks or do not
+divide the output). Per k step of `k_tile`
 elements, all threads copy the A and B tiles into shared memory, each warp loads its fragments
 from there (`wmma.load`) and multiplies them (`wmma.mma`); B may be read as `[k, j]` or as
 `[j, k]` (nn.Linear's weight: the column-major intrinsics). At the end each warp stores its
@@ -32,6 +34,26 @@ def tensor_core_target(target) -> bool:
     arch = target.arch or ""
     digits = "".join(ch for ch in arch if ch.isdigit())
     return bool(digits) and int(digits) >= 80
+
+
+def tensor_core_config(cfg, roles):
+    """`cfg` with one fragment per warp when its block tiles would give fewer than
+    `cfg.tensor_core_min_blocks` thread blocks (a 128-token linear layer: 24 blocks of 64 x 64
+    for 768 columns, 96 of 32 x 32) or do not divide the rows and columns, else `cfg`."""
+    import dataclasses
+
+    extents = [it.extent for it in (*roles.batch, *roles.i, *roles.j)]
+    if None in extents or (cfg.frags_i == 1 and cfg.frags_j == 1):
+        return cfg
+    blocks = 1
+    for it in roles.batch:
+        blocks *= it.extent
+    rows, cols = cfg.warps_i * cfg.frags_i * TILE, cfg.warps_j * cfg.frags_j * TILE
+    blocks *= -(-roles.i[0].extent // rows) * -(-roles.j[0].extent // cols)
+    divides = roles.i[0].extent % rows == 0 and roles.j[0].extent % cols == 0
+    if blocks >= cfg.tensor_core_min_blocks and divides:
+        return cfg
+    return dataclasses.replace(cfg, frags_i=1, frags_j=1)
 
 
 def fits(sch: Schedule, roles, cfg, target) -> bool:
@@ -200,4 +222,4 @@ def _exists(sch: Schedule, name: str) -> bool:
     return True
 
 
-__all__ = ["fits", "tensor_core_target", "tile_tensor_core"]
+__all__ = ["fits", "tensor_core_config", "tensor_core_target", "tile_tensor_core"]

@@ -86,6 +86,26 @@ def test_tensor_core_batch_matmul_and_float32_output():
     np.testing.assert_allclose(got, ref, rtol=2e-3, atol=2e-3)
 
 
+def test_tensor_cores_under_a_symbolic_batch():
+    n = tir.Var("n", "int32")
+    func = _matmul(32, 32, 16, batch=n)
+    arrays, got, _ = _run(func, shapes={0: (2, 32, 16), 2: (2, 32, 32)})
+    ref = arrays[0].astype(np.float32) @ arrays[1].astype(np.float32)
+    np.testing.assert_allclose(got.astype(np.float32), ref, rtol=2e-3, atol=2e-3)
+
+
+def test_tensor_cores_take_smaller_tiles_for_few_blocks():
+    from graphc.dlight.gpu.tensor_core import tensor_core_config
+
+    cfg = MatmulConfig()
+    for (m, n), frags in (((128, 768), 1), ((512, 1024), 2), ((96, 1024), 1)):
+        sch = tir.Schedule(_matmul(m, n, 64))
+        from graphc.dlight.gpu.matmul import _find
+
+        _, roles = _find(sch)
+        assert tensor_core_config(cfg, roles).frags_i == frags, (m, n)
+
+
 def test_tensor_cores_two_k_fragments_per_step():
     rule = gpu.Matmul(MatmulConfig(tensor_cores="always", frags_i=1, frags_j=1, k_tile=32))
     func = _matmul(32, 64, 64)
@@ -99,7 +119,7 @@ def test_tensor_cores_only_where_they_fit():
         (_matmul(64, 64, 64), "cuda", True),  # sm_80 by default
         (_matmul(64, 64, 64), "cuda -arch=sm_75", False),
         (_matmul(64, 64, 64), "opencl", False),  # "auto": CUDA only
-        (_matmul(64, 72, 64), "cuda", False),  # 72 columns: not whole 64-column tiles
+        (_matmul(64, 72, 64), "cuda", False),  # 72 columns: not whole 32-column tiles
         (_matmul(64, 64, 40), "cuda", False),  # k not a multiple of 16
         (_matmul(m, 64, 64), "cuda", False),  # a symbolic row count
     ]
