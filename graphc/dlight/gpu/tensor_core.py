@@ -103,7 +103,7 @@ def tile_tensor_core(sch: Schedule, infos: list, roles, cfg) -> None:
     block = roles.info.block_rv
     batch = [it.loop_rv for it in roles.batch if it.extent != 1]
     units = [it.loop_rv for it in roles.batch if it.extent == 1]
-    sch.reorder(*batch, *units, roles.i[0].loop_rv, roles.j[0].loop_rv, roles.k.loop_rv)
+    sch.reorder(*units, *batch, roles.i[0].loop_rv, roles.j[0].loop_rv, roles.k.loop_rv)  # units outermost
     reads = sch.get(block).reads
     a_buf, b_buf = (reads[n].buffer for n in roles.reads)
     b_trans = _last_index_is(sch, roles, reads[roles.reads[1]], roles.k)

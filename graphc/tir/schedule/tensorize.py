@@ -124,7 +124,7 @@ class _Matcher:
 
     def __init__(self, inner_vars: set):
         self.vmap: dict = {}  # description Var -> block Var
-        self.bufs: dict = {}  # description Buffer -> (block Buffer, offsets)
+        self.bufs: dict = {}  # description Buffer -> (block Buffer, [(intrinsic's axis?, offset or index)])
         self.inner = inner_vars
         self.analyzer = Analyzer()
 
@@ -132,19 +132,30 @@ class _Matcher:
         if dbuf.dtype != tbuf.dtype or len(dind) > len(tind):
             raise _Mismatch(f"buffer {tbuf.name} ({tbuf.dtype}, rank {len(tind)}) stands where the "
                             f"intrinsic has {dbuf.name} ({dbuf.dtype}, rank {len(dind)})")
-        lead = len(tind) - len(dind)  # leading axes the intrinsic does not see: fixed indices
-        offsets = []
-        for t in tind[:lead]:
-            if uses_any_var(t, self.inner):
-                raise _Mismatch(f"{tbuf.name} has {lead} more axes than the intrinsic's {dbuf.name} and "
-                                f"its index {t} there varies inside the block")
-            offsets.append(t)
-        for d, t in zip(dind, tind[lead:]):
+        # the block's buffer may have more axes than the intrinsic's (a batch, an attention head
+        # between the rows and the columns): those whose index is fixed inside the block are not
+        # the intrinsic's; the others, in order, are its axes
+        varying = [n for n, t in enumerate(tind) if uses_any_var(t, self.inner)]
+        if len(tind) == len(dind):
+            varying = list(range(len(tind)))
+        elif len(varying) > len(dind):
+            raise _Mismatch(f"{tbuf.name} varies along {len(varying)} axes inside the block, the "
+                            f"intrinsic's {dbuf.name} has {len(dind)}")
+        else:  # leading fixed axes first, then the intrinsic's (a fixed one among them: a unit tile)
+            extra = len(tind) - len(dind)
+            fixed = [n for n in range(len(tind)) if n not in varying][:extra]
+            varying = [n for n in range(len(tind)) if n not in fixed]
+        offsets, it = [], iter(dind)
+        for n, t in enumerate(tind):
+            if n not in varying:
+                offsets.append((False, t))
+                continue
+            d = next(it)
             off = self.analyzer.simplify(t - substitute(d, self.vmap))
             if uses_any_var(off, self.inner):
                 raise _Mismatch(f"{tbuf.name} is indexed {t} where the intrinsic indexes {dbuf.name} "
                                 f"by {d}: not a fixed offset from it")
-            offsets.append(off)
+            offsets.append((True, off))
         seen = self.bufs.get(dbuf)
         if seen is None:
             if any(tb is tbuf for tb, _ in self.bufs.values()):
@@ -153,7 +164,8 @@ class _Matcher:
             return
         if seen[0] is not tbuf:
             raise _Mismatch(f"the intrinsic's {dbuf.name} stands for both {seen[0].name} and {tbuf.name}")
-        if not all(self.analyzer.can_prove_equal(a, b) for a, b in zip(seen[1], offsets)):
+        same = (x[0] == y[0] and self.analyzer.can_prove_equal(x[1], y[1]) for x, y in zip(seen[1], offsets))
+        if not all(same):
             raise _Mismatch(f"{tbuf.name} is read at two different offsets from the intrinsic's {dbuf.name}")
 
     def eq(self, d, t) -> None:
@@ -268,18 +280,25 @@ class _Instantiate(BufferAccessMutator):
         if hit is None:
             return region
         tbuf, offsets = hit
-        lead = len(offsets) - len(region.region)
         mins = _moved(offsets, tuple(r.min for r in region.region))
-        ranges = tuple(Range(x, const(1, x.dtype)) for x in mins[:lead])
-        ranges += tuple(r.replace(min=x) for x, r in zip(mins[lead:], region.region))
+        inner = iter(region.region)
+        ranges = tuple(next(inner).replace(min=x) if mapped else Range(x, const(1, x.dtype))
+                       for (mapped, _), x in zip(offsets, mins))
         return region.replace(buffer=tbuf, region=ranges)
 
 
 def _moved(offsets: list, indices: tuple) -> tuple:
-    """`indices` of the impl's buffer as indices of the block's: leading fixed axes, then offsets added."""
-    lead = len(offsets) - len(indices)
-    moved = [off + i if not _zero(off) else i for off, i in zip(offsets[lead:], indices)]
-    return (*offsets[:lead], *moved)
+    """`indices` of the impl's buffer as indices of the block's: its fixed axes as they are, the
+    intrinsic's axes moved by their offsets."""
+    it = iter(indices)
+    out = []
+    for mapped, off in offsets:
+        if not mapped:
+            out.append(off)
+            continue
+        i = next(it)
+        out.append(i if _zero(off) else off + i)
+    return tuple(out)
 
 
 class _FreshLoops(StmtMutator):

@@ -106,6 +106,20 @@ def test_tensor_cores_take_smaller_tiles_for_few_blocks():
         assert tensor_core_config(cfg, roles).frags_i == frags, (m, n)
 
 
+def test_tensor_cores_with_the_head_axis_between_rows_and_columns():
+    # attention's scores: Q[b, i, h, d] * K[b, j, h, d] -> S[b, h, i, j]; the tiles of Q and K
+    # span axes 1 and 3 of their buffers (tensorize maps the intrinsic's axes onto those)
+    Q = te.placeholder((1, 32, 2, 32), "float16", name="Q")
+    K = te.placeholder((1, 32, 2, 32), "float16", name="K")
+    d = te.reduce_axis((0, 32), "d")
+    S = te.compute((1, 2, 32, 32), lambda b, h, i, j: te.sum(Q[b, i, h, d] * K[b, j, h, d], axis=d), name="S")
+    func = te.create_prim_func([Q, K, S])
+    arrays, got, _ = _run(func)
+    q, k = (x.astype(np.float32) for x in arrays[:2])
+    ref = np.einsum("bihd,bjhd->bhij", q, k)
+    np.testing.assert_allclose(got.astype(np.float32), ref, rtol=2e-3, atol=2e-3)
+
+
 def test_tensor_cores_two_k_fragments_per_step():
     rule = gpu.Matmul(MatmulConfig(tensor_cores="always", frags_i=1, frags_j=1, k_tile=32))
     func = _matmul(32, 64, 64)
