@@ -163,3 +163,15 @@ def test_registry_errors():
     assert TensorIntrin.get("nope", allow_missing=True) is None
     with pytest.raises(ScheduleError, match="same dtypes and ranks"):
         TensorIntrin(_matmul(4), _matmul(4, dtype="float16"))
+
+
+def test_tensorize_below_a_fused_tile_loop():
+    # the outer loops fused: the bindings are `f // 3 * 4 + ii`, whose outer part is not affine
+    # but a multiple of the inner extent (blockize divides it all the same)
+    func = _matmul(8, 12, 8)
+    sch, ii = _tiled(func)
+    io, jo = sch.get_loops(sch.get_block("C"))[:2]
+    sch.fuse(io, jo)
+    sch.tensorize(ii, "test_mma_4x4x4")
+    a, b, c = _run(sch.mod["main"], [(8, 8), (8, 12), (8, 12)])
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-5)
