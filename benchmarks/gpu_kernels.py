@@ -82,25 +82,34 @@ class _Calls(ExprVisitor):
         self.count[gv.name_hint] = self.count.get(gv.name_hint, 0) + 1
 
 
-def work(func: tir.PrimFunc, rule: str, tensor_cores: bool = False) -> dict:
+def work(func: tir.PrimFunc, rule: str, scheduled: tir.PrimFunc | None = None) -> dict:
     """{rule: loop iterations} of a function's blocks after inlining (symbolic extents count as 1):
-    reduction blocks only when there are any (their multiply-adds dominate). With `tensor_cores`
-    (the scheduled function uses the WMMA intrinsics) the matrix products' iterations count as
-    "tensor cores" (a function of several products: each of them), the rest as `rule`."""
-    from graphc.dlight.gpu.matmul import match_matmul
-
+    reduction blocks only when there are any (their multiply-adds dominate). The iterations of a
+    product that `scheduled` runs on tensor cores (its update block calls a WMMA intrinsic) count
+    as "tensor cores"."""
     sch = tir.Schedule(func)
     infos = try_inline(sch) or []
     reductions = [i for i in infos if i.reduction_block] or infos
+    on_tc = _wmma_blocks(scheduled) if scheduled is not None else set()
     out: dict = {}
     for info in reductions:
         size = 1
         for it in info.iters:
             size *= it.extent or 1
-        on_tc = tensor_cores and info.reduction_block and match_matmul(sch, info) is not None
-        key = "tensor cores" if on_tc else rule
+        key = "tensor cores" if {f"{info.name}_update_o", f"{info.name}_o"} & on_tc else rule
         out[key] = out.get(key, 0) + size
     return out
+
+
+def _wmma_blocks(func: tir.PrimFunc) -> set:
+    """The names of the blocks of `func` whose body calls tir.wmma_mma (or _bt)."""
+    from graphc.tir.schedule.state import walk
+
+    names = set()
+    for stmt in walk(func.body):
+        if isinstance(stmt, tir.Block) and "tir.wmma_mma" in stmt.body.script():
+            names.add(stmt.name_hint)
+    return names
 
 
 MATRIX_RULES = ("Matmul", "GEMV", "LowBatchGEMV", "tensor cores")  # the share the issue asks about
@@ -144,7 +153,7 @@ def report(name: str, small: bool, arch: str, dtype: str = "float32", tensor_cor
                 scheduled[gv.name_hint] = sch.mod[sch.func_name].with_attr("global_symbol", gv.name_hint)
                 taken[gv.name_hint] = rule.name
                 break
-        on_tc = uses_wmma(scheduled[gv.name_hint])
+        on_tc = scheduled[gv.name_hint] if uses_wmma(scheduled[gv.name_hint]) else None
         for category, n in work(func, taken[gv.name_hint], on_tc).items():
             flops[category] = flops.get(category, 0) + n * calls.count.get(gv.name_hint, 1)
             if category == "tensor cores":
