@@ -8,6 +8,10 @@ share of the model's arithmetic (loop iterations of reduction blocks, times the 
 rules. Needs NVRTC only, no GPU.
 
     .venv/bin/python benchmarks/gpu_kernels.py [--models bert,gpt2,vit,resnet] [--arch sm_80] [--small]
+        [--dtype float16] [--tensor-cores never]
+
+`--dtype float16` compiles the models in half precision; the share of the arithmetic that runs
+on tensor cores (kernels of Matmul's WMMA variant) is then reported too.
 
 `--small` uses tiny configurations (seconds instead of minutes); the full-size models are
 BERT-base, GPT-2 small, ViT-base and ResNet-50 at batch 1 (sequence 128, images 224x224).
@@ -33,7 +37,15 @@ from graphc.tir.analysis.launch import thread_launches
 SM_THREADS, SM_REGISTERS, SM_SHARED, SM_BLOCKS = 2048, 65536, 164 * 1024, 32
 
 
-def build_model(name: str, small: bool):
+def build_model(name: str, small: bool, dtype: str = "float32"):
+    model, inputs = _build_model(name, small)
+    if dtype == "float16":
+        model = model.half()
+        inputs = tuple(x.half() if x.is_floating_point() else x for x in inputs)
+    return model, inputs
+
+
+def _build_model(name: str, small: bool):
     import transformers as tf
 
     if name == "bert":
@@ -70,22 +82,37 @@ class _Calls(ExprVisitor):
         self.count[gv.name_hint] = self.count.get(gv.name_hint, 0) + 1
 
 
-def work(func: tir.PrimFunc, rule: str) -> dict:
+def work(func: tir.PrimFunc, rule: str, scheduled: tir.PrimFunc | None = None) -> dict:
     """{rule: loop iterations} of a function's blocks after inlining (symbolic extents count as 1):
-    reduction blocks only when there are any (their multiply-adds dominate)."""
+    reduction blocks only when there are any (their multiply-adds dominate). The iterations of a
+    product that `scheduled` runs on tensor cores (its update block calls a WMMA intrinsic) count
+    as "tensor cores"."""
     sch = tir.Schedule(func)
     infos = try_inline(sch) or []
     reductions = [i for i in infos if i.reduction_block] or infos
-    n = 0
+    on_tc = _wmma_blocks(scheduled) if scheduled is not None else set()
+    out: dict = {}
     for info in reductions:
         size = 1
         for it in info.iters:
             size *= it.extent or 1
-        n += size
-    return {rule: n}
+        key = "tensor cores" if {f"{info.name}_update_o", f"{info.name}_o"} & on_tc else rule
+        out[key] = out.get(key, 0) + size
+    return out
 
 
-MATRIX_RULES = ("Matmul", "GEMV", "LowBatchGEMV")  # the share the issue asks about
+def _wmma_blocks(func: tir.PrimFunc) -> set:
+    """The names of the blocks of `func` whose body calls tir.wmma_mma (or _bt)."""
+    from graphc.tir.schedule.state import walk
+
+    names = set()
+    for stmt in walk(func.body):
+        if isinstance(stmt, tir.Block) and "tir.wmma_mma" in stmt.body.script():
+            names.add(stmt.name_hint)
+    return names
+
+
+MATRIX_RULES = ("Matmul", "GEMV", "LowBatchGEMV", "tensor cores")  # the share the issue asks about
 TILED_RULES = (*MATRIX_RULES, "Conv2d")  # and with the convolutions' implicit GEMMs
 
 
@@ -98,9 +125,11 @@ def occupancy(threads: int, registers: int, smem: int) -> float:
     return blocks * threads / SM_THREADS
 
 
-def report(name: str, small: bool, arch: str) -> None:
+def report(name: str, small: bool, arch: str, dtype: str = "float32", tensor_cores: str = "auto") -> None:
+    from graphc.target.source.wmma import uses_wmma
+
     torch.manual_seed(0)
-    model, inputs = build_model(name, small)
+    model, inputs = build_model(name, small, dtype)
     t0 = time.perf_counter()
     target = Target(f"cuda -arch={arch}")
     # the kernels `graphc.compile` schedules (inference batch norm decomposed, fused, permutes inlined)
@@ -109,7 +138,12 @@ def report(name: str, small: bool, arch: str) -> None:
     calls = _Calls()
     calls.visit_expr(mod["main"])
     rules = default_rules(target)
-    scheduled, taken, flops = {}, {}, {}
+    if tensor_cores != "auto":  # Matmul with its tensor-core variant switched off (or forced)
+        from graphc.dlight.gpu import Matmul
+        from graphc.dlight.gpu.matmul import MatmulConfig
+
+        rules = [Matmul(MatmulConfig(tensor_cores=tensor_cores)) if r.name == "Matmul" else r for r in rules]
+    scheduled, taken, flops, tensor_core = {}, {}, {}, 0
     for gv, func in mod.items():
         if not isinstance(func, tir.PrimFunc) or func.attrs.get("tir.is_host_func"):
             continue
@@ -119,8 +153,11 @@ def report(name: str, small: bool, arch: str) -> None:
                 scheduled[gv.name_hint] = sch.mod[sch.func_name].with_attr("global_symbol", gv.name_hint)
                 taken[gv.name_hint] = rule.name
                 break
-        for category, n in work(func, taken[gv.name_hint]).items():
+        on_tc = scheduled[gv.name_hint] if uses_wmma(scheduled[gv.name_hint]) else None
+        for category, n in work(func, taken[gv.name_hint], on_tc).items():
             flops[category] = flops.get(category, 0) + n * calls.count.get(gv.name_hint, 1)
+            if category == "tensor cores":
+                tensor_core += n * calls.count.get(gv.name_hint, 1)
     lib = graphc.build(graphc.IRModule(scheduled), target=target)
     info = lib.imported_modules[0].kernel_info
     seconds = time.perf_counter() - t0
@@ -149,6 +186,7 @@ def report(name: str, small: bool, arch: str) -> None:
     parts = ", ".join(f"{r} {100 * v / total:.2f}%" for r, v in sorted(flops.items(), key=lambda x: -x[1]))
     print(f"arithmetic through Matmul/GEMV/LowBatchGEMV: {100 * share:.2f}%; with Conv2d: "
           f"{100 * tiled:.2f}%  (by rule: {parts})")
+    print(f"arithmetic on tensor cores (Matmul's WMMA variant): {100 * tensor_core / total:.2f}%")
     print(f"max static shared memory: {max(u[arch]['smem'] for u in info.values())} B")
     print(f"kernels that spill: {spills}; over 48 KiB static shared memory: {big_smem}")
 
@@ -159,6 +197,9 @@ def main() -> None:
                         help="models, space- or comma-separated: bert gpt2 vit resnet (resnet50 is resnet)")
     parser.add_argument("--arch", default="sm_80")
     parser.add_argument("--small", action="store_true")
+    parser.add_argument("--dtype", default="float32", choices=["float32", "float16"])
+    parser.add_argument("--tensor-cores", default="auto", choices=["auto", "never"],
+                        help="never: Matmul without its tensor-core variant (the SIMT tiles)")
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
     names = [n.strip().lower() for item in args.models for n in item.split(",") if n.strip()]
@@ -167,7 +208,7 @@ def main() -> None:
     if unknown:
         parser.error(f"unknown model(s) {', '.join(unknown)}; choose from bert, gpt2, vit, resnet")
     for name in names:
-        report(name, args.small, args.arch)
+        report(name, args.small, args.arch, args.dtype, args.tensor_cores)
 
 
 if __name__ == "__main__":

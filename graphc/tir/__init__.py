@@ -92,7 +92,7 @@ __all__ = [name for name in dir() if not name.startswith("_")]
 
 def __getattr__(name):
     # Subpackages that depend on more than the core load on first use.
-    if name in ("analysis", "transform", "arith", "schedule"):
+    if name in ("analysis", "transform", "arith", "schedule", "tensor_intrin"):
         import importlib
 
         return importlib.import_module(f"{__name__}.{name}")
@@ -100,4 +100,8 @@ def __getattr__(name):
         from .schedule import Schedule
 
         return Schedule
+    if name == "TensorIntrin":
+        from .schedule import TensorIntrin
+
+        return TensorIntrin
     raise AttributeError(f"module 'graphc.tir' has no attribute {name!r}")

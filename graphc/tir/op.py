@@ -84,6 +84,14 @@ register_intrin("tir.tvm_warp_shuffle", 4, pure=False)  # (mask, value, src lane
 register_intrin("tir.tvm_warp_shuffle_down", 4, pure=False)  # (mask, value, delta, width)
 register_intrin("tir.assume", 1, pure=False)
 register_intrin("tir.address_of", 1)
+# warp-wide 16x16x16 tensor-core operations (graphc/tir/tensor_intrin.py); each 16 x 16 tile is
+# given by the loads of its first and last elements, so the row stride survives compaction and
+# flattening: fill(acc, acc_last, value), load_a/load_b(frag, frag_last, src, src_last),
+# mma(d, d_last, a, a_last, b, b_last, c, c_last), store(dst, dst_last, acc, acc_last)
+# (load_bt and mma_bt: B read as [j, k], a column-major B tile)
+for _name, _arity in (("fill", 3), ("load_a", 4), ("load_b", 4), ("load_bt", 4), ("mma", 8), ("mma_bt", 8),
+                      ("store", 4)):
+    register_intrin(f"tir.wmma_{_name}", _arity, pure=False)
 register_intrin("tir.infinity", 0)
 register_intrin("tir.check_index", 4)
 register_intrin("tir.check_size", 3)

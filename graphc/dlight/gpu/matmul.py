@@ -44,6 +44,7 @@ from ...tir.stmt import IterType
 from ..base import ScheduleRule, get_block_info, try_inline
 from ..base.analysis import BlockInfo, block_realize
 from .reduction import schedule_rows
+from .tensor_core import fits, tensor_core_config, tensor_core_target, tile_tensor_core
 from .utils import max_threads, prepare
 
 
@@ -64,6 +65,15 @@ class MatmulConfig:
     # elements each thread copies at once into the shared tiles (a 128-bit load of float32) where
     # the tile's rows and the operand's rows are multiples of it
     vector: int = 4
+    # the tensor-core variant (tensor_core.py): "auto" (CUDA sm_80+), "always" (any GPU target;
+    # OpenCL emulates the intrinsics) or "never"; its warps per block and fragments per warp
+    tensor_cores: str = "auto"
+    warps_i: int = 2
+    warps_j: int = 2
+    frags_i: int = 2
+    frags_j: int = 2
+    # one fragment per warp (32 x 32 block tiles) when 64 x 64 tiles give fewer thread blocks
+    tensor_core_min_blocks: int = 128
 
 
 @dataclass(frozen=True)
@@ -213,6 +223,15 @@ class Matmul(ScheduleRule):
             return None  # GEMV's
         if _few_rows(roles):
             return None  # LowBatchGEMV's
+        if cfg.tensor_cores != "never" and (cfg.tensor_cores == "always" or tensor_core_target(target)):
+            tc_cfg = tensor_core_config(cfg, roles)
+            if fits(sch, roles, tc_cfg, target) and 32 * cfg.warps_i * cfg.warps_j <= max_threads(target):
+                trial = sch.copy()
+                try:
+                    tile_tensor_core(trial, infos, roles, tc_cfg)
+                    return trial
+                except ScheduleError:
+                    pass  # the SIMT tiles below
         cfg = _larger_tiles(cfg, roles)
         shared = 4 * cfg.k_tile * (cfg.threads_y * cfg.tile_i + cfg.threads_x * cfg.tile_j)
         if shared > target.max_shared_memory_per_block:

@@ -7,7 +7,8 @@ both the sum and the product). `schedule_products` gives such a function one ker
 of its root scope:
 
 - each matrix product (`match_matmul`, neither `i` nor `j` of extent 1) gets `Matmul`'s
-  shared-memory tiled schedule (`tile_matmul`), staging only the operands it reads (the
+  tensor-core schedule where it fits (`tensor_core.py`), else its shared-memory tiled schedule
+  (`tile_matmul`), staging only the operands it reads (the
   softmax's output is also read by other blocks, which keep reading global memory);
 - each row reduction (`S+R+`) gets `Reduction`'s schedule, a thread block per row;
 - each injective block gets a thread per element (`bind_spatial`).
@@ -71,13 +72,32 @@ def schedule_products(func: PrimFunc, target, cfg: MatmulConfig, threads: int = 
         for n in order:
             now = get_block_info(sch, sch.get_block(infos[n].name))
             if kinds[n] == "product":
-                tile_matmul(sch, [now], match_matmul(sch, now), cfg)
+                sch = _tile_product(sch, now, target, cfg)
             elif kinds[n] == "rows":
                 schedule_rows(sch, [now], len(now.dom_kind().rstrip("R")), threads)
             else:
                 bind_spatial(sch, now, threads)
     except ScheduleError:
         return None
+    return sch
+
+
+def _tile_product(sch: Schedule, info, target, cfg: MatmulConfig) -> Schedule:
+    """`sch` with one product tiled: on tensor cores where they fit (tensor_core.py), else the
+    SIMT tiles."""
+    from .tensor_core import fits, tensor_core_config, tensor_core_target, tile_tensor_core
+
+    roles = match_matmul(sch, info)
+    if cfg.tensor_cores == "always" or (cfg.tensor_cores == "auto" and tensor_core_target(target)):
+        tc_cfg = tensor_core_config(cfg, roles)
+        if fits(sch, roles, tc_cfg, target):
+            trial = sch.copy()
+            try:
+                tile_tensor_core(trial, [info], roles, tc_cfg)
+                return trial
+            except ScheduleError:
+                pass
+    tile_matmul(sch, [info], roles, cfg)
     return sch
 
 

@@ -41,6 +41,7 @@ from ...tir import expr as tir_expr
 from ...tir import stmt as tir_stmt
 from ...tir.arith import Analyzer
 from ...tir.transform.inject_thread_sync import SHARED_SCOPES
+from . import wmma
 from .expr import CALLS, ExprPrinter
 
 STACK_LIMIT_BYTES = 16 * 1024
@@ -78,6 +79,7 @@ class CodeGenC(ExprPrinter):
         self.launch: dict = {}
         self.errors: list[str] = []
         self.heap_live: list[str] = []
+        self.wmma = False
 
     def line(self, text: str) -> None:
         self.lines.append("  " * self.indent + text)
@@ -136,6 +138,9 @@ class CodeGenC(ExprPrinter):
     def s_Evaluate(self, op) -> None:
         value = op.value
         if isinstance(value, tir_expr.IntImm | tir_expr.FloatImm):
+            return
+        if isinstance(value, tir_expr.Call) and value.op in wmma.OPS:
+            wmma.emit(self, value)
             return
         if isinstance(value, tir_expr.Call) and value.op == "tir.tvm_storage_sync":
             if not self.d.barrier:
@@ -275,13 +280,17 @@ class CodeGenC(ExprPrinter):
         static = all(isinstance(e, tir_expr.IntImm) for e in op.extents)
         for e in op.extents:
             count = count * e.value if static else None
+        if op.scope in wmma.WMMA_SCOPES and static:
+            wmma.declare(self, op, count)
+            return
         if op.scope in SHARED_SCOPES:
             if not self.d.shared:
                 raise CodegenError(f"{self.func_name}: {op.scope} memory needs a GPU target")
             if not static:
                 raise CodegenError(f"{self.func_name}: shared buffer {op.buffer_var.name} has a "
                                    "non-constant size")
-            align = " __align__(16)" if self.d.name == "cuda" else ""  # for vector copies
+            # 16 bytes for vector copies, 32 for tensor-core tiles (wmma.py)
+            align = f" __align__({32 if self.wmma else 16})" if self.d.name == "cuda" else ""
             self.top.append(f"{self.d.shared}{align} {storage} {name}[{max(count, 1)}];")
             self.stmt(op.body)
             return
@@ -321,6 +330,7 @@ class CodeGenC(ExprPrinter):
         """Print the device kernel `func` (from SplitHostDevice); returns its calling metadata."""
         name = func.attrs["global_symbol"]
         self.begin(name)
+        self.wmma = wmma.uses_wmma(func)
         dtypes = list(func.attrs.get("kernel_param_dtypes", []))
         written = set(func.attrs.get("kernel_written", []))
         noalias = bool(func.attrs.get("tir.noalias", True))

@@ -156,6 +156,10 @@ class Dialect:
             parts += [self.half_helpers.format(**fmt), _ROUND_HALF.format(**fmt)]
         if "bf16" in used:
             parts += [_BF16.format(**fmt), _ROUND_BF16.format(**fmt)]
+        if "wmma" in used and self.name == "cuda":
+            from .wmma import CUDA_HELPERS
+
+            parts.append(CUDA_HELPERS)
         for dtype in sorted(u for u in used if u.startswith("floordiv_")):
             ty = dtype[len("floordiv_"):]
             parts.append(_FLOORDIV.format(fn=self.fn, t=self.type_name(ty), s=ty))

@@ -15,7 +15,7 @@ primitives applied (`sch.trace`, replayable with `sch.trace.apply_to(other)`). H
   reindex_cache_write, set_scope
 - reductions (reduction.py): decompose_reduction, rfactor
 - restructuring (schedule_layout.py): blockize (blockize.py), transform_layout (layout.py),
-  pad_einsum (pad.py), reindex (reindex.py)
+  pad_einsum (pad.py), reindex (reindex.py), tensorize (tensorize.py: `TensorIntrin.register`)
 - storage_align records the "buffer_dim_align" block annotation, which lowering
   (CompactBufferAllocation) turns into padded strides of the buffer, as in TVM
 
@@ -41,6 +41,7 @@ from .sampling import (
     use_sampler,
 )
 from .schedule import Schedule
+from .tensorize import TensorIntrin
 from .trace import BlockRV, IndexMap, Instruction, LoopRV, Trace
 
 __all__ = [
@@ -55,6 +56,7 @@ __all__ = [
     "Sampler",
     "Schedule",
     "ScheduleError",
+    "TensorIntrin",
     "Trace",
     "current_sampler",
     "mutate_decision",

@@ -65,6 +65,10 @@ def _divide(iv: IterVar, value, inner: dict, what: str):
     if not uses_out:
         return const(0, iv.var.dtype), one, value, iv.dom.extent
     form = to_affine(value)
+    if form is None and isinstance(iv.dom.extent, IntImm):
+        split = _split_outer(iv, value, inner, what)
+        if split is not None:
+            return split
     if (
         form is None
         or not isinstance(iv.dom.extent, IntImm)
@@ -102,6 +106,52 @@ def _divide(iv: IterVar, value, inner: dict, what: str):
     inner_b = from_affine({v: k for k, v in inner_terms}, 0, value.dtype)
     dt = iv.var.dtype
     return outer_b, const(iv.dom.extent.value // expected, dt), inner_b, const(expected, dt)
+
+
+def _terms(value, sign: int = 1) -> list:
+    """The (sign, term) pairs of the additive terms of `value`."""
+    from ..expr import Add, Sub
+
+    if isinstance(value, Add):
+        return _terms(value.a, sign) + _terms(value.b, sign)
+    if isinstance(value, Sub):
+        return _terms(value.a, sign) + _terms(value.b, -sign)
+    return [(sign, value)]
+
+
+def _split_outer(iv: IterVar, value, inner: dict, what: str):
+    """`_divide` of a binding `outer + inner` whose outer part is not affine (the block index of
+    fused loops, `f // 4 * 64`) but a provable multiple of the inner part's extent; None when the
+    binding is not of that form."""
+    from ..arith import Analyzer
+    from ..expr import floordiv
+
+    outer_part, inner_part = const(0, value.dtype), const(0, value.dtype)
+    for sign, term in _terms(value):
+        signed = term if sign > 0 else const(0, value.dtype) - term
+        if uses_any_var(term, set(inner)):
+            inner_part = inner_part + signed
+        else:
+            outer_part = outer_part + signed
+    form = to_affine(inner_part)
+    if form is None or form[1] != 0 or not (isinstance(iv.dom.min, IntImm) and iv.dom.min.value == 0):
+        return None
+    coeffs, _ = form
+    if any(v not in inner for v in coeffs):
+        return None
+    expected = 1
+    for k, v in sorted(((k, v) for v, k in coeffs.items()), key=lambda t: t[0]):
+        if k != expected or not isinstance(inner[v], IntImm):
+            return None
+        expected *= inner[v].value
+    if iv.dom.extent.value % expected:
+        return None
+    mod = Analyzer().modular_set(outer_part)
+    if mod.coeff % expected or mod.base % expected:
+        return None
+    dt = iv.var.dtype
+    outer_b = simplify(floordiv(outer_part, const(expected, outer_part.dtype)))
+    return outer_b, const(iv.dom.extent.value // expected, dt), simplify(inner_part), const(expected, dt)
 
 
 def _free_loop_vars(value, inner: dict) -> set:

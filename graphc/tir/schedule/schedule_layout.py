@@ -1,5 +1,5 @@
 """The Schedule methods that restructure blocks and buffers (a mixin of `Schedule`):
-blockize, transform_layout, pad_einsum and reindex.
+blockize, tensorize, transform_layout, pad_einsum and reindex.
 
 >>> import graphc.tir as tir
 >>> all(hasattr(tir.Schedule, p) for p in ("blockize", "transform_layout", "pad_einsum", "reindex"))
@@ -13,7 +13,7 @@ from .trace import BlockRV, LoopRV, traced
 
 
 class LayoutPrimitives:
-    """blockize / transform_layout / pad_einsum / reindex; mixed into `Schedule`."""
+    """blockize / tensorize / transform_layout / pad_einsum / reindex; mixed into `Schedule`."""
 
     @traced
     def blockize(self, loop_or_loops, preserve_unit_iters: bool = True) -> BlockRV:
@@ -34,6 +34,21 @@ class LayoutPrimitives:
         new_func, name = blockize(self._func(fn), fn, loop.var, preserve_unit_iters)
         self._commit(fn, new_func)
         return BlockRV(name, fn)
+
+    @traced
+    def tensorize(self, block_or_loop, tensor_intrin: str, preserve_unit_iters: bool = True) -> BlockRV:
+        """Replace the computation of a block (a loop nest around one block, as `blockize`
+        makes) by the registered `TensorIntrin` `tensor_intrin` (tensorize.py); a loop is
+        blockized first. Returns the tensorized block."""
+        from .tensorize import tensorize
+
+        if isinstance(block_or_loop, LoopRV):
+            block_or_loop = self.blockize(block_or_loop, preserve_unit_iters)
+        block = self._block(block_or_loop)
+        self._block_path(block)
+        new_func = tensorize(self._func(block.func_name), block.func_name, self._name(block), tensor_intrin)
+        self._commit(block.func_name, new_func)
+        return block
 
     @traced
     def transform_layout(

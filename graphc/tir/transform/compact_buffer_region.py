@@ -42,7 +42,7 @@ def _bound_tag(loop) -> str | None:
 
 def _private_tags(scope: str) -> tuple:
     """Thread tags whose loops each have their own copy of a buffer of `scope`."""
-    if scope.startswith("local"):
+    if scope.startswith(("local", "wmma.")):  # a tensor-core fragment: one per warp, indexed by warp
         return ("blockIdx", "threadIdx", "vthread")
     if scope.startswith(("shared", "warp")):  # graphc keeps "warp" memory in shared memory
         return ("blockIdx",)

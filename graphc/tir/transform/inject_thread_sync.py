@@ -44,6 +44,7 @@ from ..stmt import (
     DeclBuffer,
     Evaluate,
     For,
+    ForKind,
     IfThenElse,
     LetStmt,
     SeqStmt,
@@ -78,6 +79,13 @@ class _Accesses(StmtExprVisitor):
         if op.buffer.data in self.shared:
             self.writes.add(op.buffer.data)
         super().visit_BufferStore(op)
+
+    def visit_Call(self, op: Call):
+        # a tensor-core store writes the tile its first argument starts (tir.wmma_store)
+        if op.op == "tir.wmma_store" and isinstance(op.args[0], BufferLoad):
+            if op.args[0].buffer.data in self.shared:
+                self.writes.add(op.args[0].buffer.data)
+        super().visit_Call(op)
 
     def visit_Evaluate(self, op):
         if is_sync(op):
@@ -120,6 +128,8 @@ class _Injector:
             uniform = not uses_any_var(stmt.min, self.thread_vars) and not uses_any_var(stmt.extent,
                                                                                         self.thread_vars)
             if not uniform:
+                return self.leaf(stmt)
+            if stmt.kind == ForKind.VECTORIZED:  # its lanes run together: no barrier between them
                 return self.leaf(stmt)
             body = self.visit(stmt.body)
             carried = _conflict(body.entry_r, body.entry_w, body.exit_r, body.exit_w)

@@ -127,7 +127,7 @@ def _allowed(node, scope: str) -> bool:
     tag = node.thread_binding.thread_tag if node.thread_binding is not None else ""
     if scope.startswith("shared"):
         return not (tag.startswith("threadIdx") or tag.startswith("vthread"))
-    return scope.startswith("local") or scope.startswith("warp")
+    return scope.startswith(("local", "warp", "wmma."))  # wmma: one fragment per warp
 
 
 def plan_targets(body) -> dict:

@@ -1,0 +1,102 @@
+"""The WMMA tensor intrinsics (16x16x16, float16 inputs, float32 accumulators), registered for
+`Schedule.tensorize` on import.
+
+| name | computes (desc) | impl |
+|---|---|---|
+| `wmma_fill_16x16_f32` | `C[i, j] = 0` | `tir.wmma_fill` |
+| `wmma_load_16x16x16_f16_a` / `_b` | `F[i, j] = S[i, j]` (a row-major tile) | `tir.wmma_load_a` / `_b` |
+| `wmma_load_16x16x16_f16_b_trans` | `F[j, k] = S[j, k]` (B read as `[j, k]`) | `tir.wmma_load_bt` |
+| `wmma_sync_16x16x16_f16f16f32` | `C[i, j] += f32(A[i, k]) * f32(B[k, j])` | `tir.wmma_mma` |
+| `wmma_sync_16x16x16_f16f16f32_trans` | `C[i, j] += f32(A[i, k]) * f32(B[j, k])` | `tir.wmma_mma_bt` |
+| `wmma_store_16x16_f32` | `D[i, j] = C[i, j]` | `tir.wmma_store` |
+
+A fragment lives in a buffer of scope "wmma.matrix_a", "wmma.matrix_b" or "wmma.accumulator",
+one per warp (its indices depend on the warp's thread index, never on the lane): a 32 x 32
+accumulator holds four 16 x 16 fragments. Each intrinsic names a tile by the loads of its first
+and last elements, so that compaction sees the whole tile and the code generator recovers the
+row stride (the leading dimension) after flattening: `last - first = 15 * stride + 15`. CUDA C
+prints the calls as the PTX `wmma.*.sync.aligned.m16n16k16` instructions (the operations of
+`nvcuda::wmma`, without its header: the fragment layout stays opaque); OpenCL C emulates them,
+each work item holding whole fragments and a warp's lanes sharing the stores
+(`graphc/target/source/wmma.py`).
+
+>>> from graphc.tir.schedule import TensorIntrin
+>>> TensorIntrin.get(WMMA_SYNC).desc.buffer_map[TensorIntrin.get(WMMA_SYNC).desc.params[0]].dtype
+'float16'
+"""
+
+from __future__ import annotations
+
+from .buffer import decl_buffer
+from .expr import BufferLoad, const
+from .function import PrimFunc
+from .op import call_intrin
+from .schedule.tensorize import TensorIntrin
+from .stmt import Evaluate
+
+WMMA_FILL = "wmma_fill_16x16_f32"
+WMMA_LOAD_A = "wmma_load_16x16x16_f16_a"
+WMMA_LOAD_B = "wmma_load_16x16x16_f16_b"
+WMMA_LOAD_B_TRANS = "wmma_load_16x16x16_f16_b_trans"
+WMMA_SYNC = "wmma_sync_16x16x16_f16f16f32"
+WMMA_SYNC_TRANS = "wmma_sync_16x16x16_f16f16f32_trans"
+WMMA_STORE = "wmma_store_16x16_f32"
+TILE = 16
+
+
+def _desc(inputs: list, compute) -> PrimFunc:
+    from .. import te
+
+    args = [te.placeholder((TILE, TILE), dtype=dt, name=name) for name, dt in inputs]
+    return te.create_prim_func([*args, compute(*args)])
+
+
+def _tile(buf) -> tuple:
+    return (BufferLoad(buf, (const(0), const(0)), buf.dtype),
+            BufferLoad(buf, (const(TILE - 1), const(TILE - 1)), buf.dtype))
+
+
+def _impl(buffers: list, intrin: str, order: list, extra=()) -> PrimFunc:
+    """A PrimFunc over 16 x 16 `buffers` ((name, dtype)) calling `intrin` on the tiles of
+    `buffers[n]` for n in `order`, then `extra`."""
+    bufs = [decl_buffer((TILE, TILE), dt, name) for name, dt in buffers]
+    args = [x for n in order for x in _tile(bufs[n])]
+    body = Evaluate(call_intrin("handle", intrin, *args, *extra))
+    return PrimFunc([b.data for b in bufs], body, buffer_map={b.data: b for b in bufs})
+
+
+def _register() -> None:
+    from .. import te
+
+    def copy(S):
+        return te.compute((TILE, TILE), lambda i, j: S[i, j], name="F")
+
+    def mma(A, B, trans=False):
+        k = te.reduce_axis((0, TILE), "k")
+        return te.compute((TILE, TILE), lambda i, j: te.sum(
+            A[i, k].astype("float32") * (B[j, k] if trans else B[k, j]).astype("float32"), axis=k), name="C")
+
+    fill = te.compute((TILE, TILE), lambda i, j: const(0.0, "float32"), name="C")
+    TensorIntrin.register(WMMA_FILL, te.create_prim_func([fill]),
+                          _impl([("C", "float32")], "tir.wmma_fill", [0], [const(0.0, "float32")]),
+                          override=True)
+    for name, which in ((WMMA_LOAD_A, "a"), (WMMA_LOAD_B, "b"), (WMMA_LOAD_B_TRANS, "bt")):
+        TensorIntrin.register(name, _desc([("S", "float16")], copy),
+                              _impl([("S", "float16"), ("F", "float16")], f"tir.wmma_load_{which}", [1, 0]),
+                              override=True)
+    TensorIntrin.register(WMMA_SYNC, _desc([("A", "float16"), ("B", "float16")], mma),
+                          _impl([("A", "float16"), ("B", "float16"), ("C", "float32")], "tir.wmma_mma",
+                                [2, 0, 1, 2]), override=True)
+    TensorIntrin.register(WMMA_SYNC_TRANS, _desc([("A", "float16"), ("B", "float16")],
+                                                 lambda A, B: mma(A, B, True)),
+                          _impl([("A", "float16"), ("B", "float16"), ("C", "float32")], "tir.wmma_mma_bt",
+                                [2, 0, 1, 2]), override=True)
+    TensorIntrin.register(WMMA_STORE, _desc([("C", "float32")], copy),
+                          _impl([("C", "float32"), ("D", "float32")], "tir.wmma_store", [1, 0]),
+                          override=True)
+
+
+_register()
+
+__all__ = ["TILE", "WMMA_FILL", "WMMA_LOAD_A", "WMMA_LOAD_B", "WMMA_LOAD_B_TRANS", "WMMA_STORE", "WMMA_SYNC",
+           "WMMA_SYNC_TRANS"]
