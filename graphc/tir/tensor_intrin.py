@@ -27,12 +27,13 @@ each work item holding whole fragments and a warp's lanes sharing the stores
 
 from __future__ import annotations
 
-from .buffer import decl_buffer
-from .expr import BufferLoad, const
+from .analysis.block_access import get_block_read_write_region
+from .buffer import buffer_load, decl_buffer
+from .expr import BufferLoad, Range, Var, cast, const
 from .function import PrimFunc
 from .op import call_intrin
 from .schedule.tensorize import TensorIntrin
-from .stmt import Evaluate
+from .stmt import Block, BlockRealize, BufferStore, Evaluate, For, ForKind, IterType, IterVar
 
 WMMA_FILL = "wmma_fill_16x16_f32"
 WMMA_LOAD_A = "wmma_load_16x16x16_f16_a"
@@ -44,11 +45,26 @@ WMMA_STORE = "wmma_store_16x16_f32"
 TILE = 16
 
 
-def _desc(inputs: list, compute) -> PrimFunc:
-    from .. import te
-
-    args = [te.placeholder((TILE, TILE), dtype=dt, name=name) for name, dt in inputs]
-    return te.create_prim_func([*args, compute(*args)])
+def _desc(block: str, buffers: list, kinds: str, compute) -> PrimFunc:
+    """The description PrimFunc: one block `block` over 16 x 16 `buffers` ((name, dtype), the
+    output last) in loops `kinds` ("SS", or "SSR" for a reduction over k), the shape
+    `te.create_prim_func` gives a `te.compute` (built here from tir, which sits below te).
+    `compute(buffers, iter vars)` returns the block's body and init."""
+    bufs = [decl_buffer((TILE, TILE), dt, name) for name, dt in buffers]
+    names = "ijk"[: len(kinds)]
+    loops = [Var(n, "int32") for n in names]
+    kind_of = {"S": IterType.DATA_PAR, "R": IterType.COMM_REDUCE}
+    iters = [IterVar(Range(const(0), const(TILE)), Var(f"v_{n}", "int32"), kind_of[kind])
+             for n, kind in zip(names, kinds)]
+    body, init = compute(bufs, [iv.var for iv in iters])
+    block = Block(tuple(iters), (), (), block, body, init)
+    reads, writes = get_block_read_write_region(block)
+    stmt = BlockRealize(tuple(loops), const(True), block.replace(reads=reads, writes=writes))
+    for loop in reversed(loops):
+        stmt = For(loop, const(0), const(TILE), ForKind.SERIAL, stmt)
+    root = BlockRealize((), const(True), Block((), (), (), "root", stmt, None, ()))
+    return PrimFunc([b.data for b in bufs], root, None, {b.data: b for b in bufs},
+                    {"global_symbol": "main", "tir.noalias": True})
 
 
 def _tile(buf) -> tuple:
@@ -65,33 +81,41 @@ def _impl(buffers: list, intrin: str, order: list, extra=()) -> PrimFunc:
     return PrimFunc([b.data for b in bufs], body, buffer_map={b.data: b for b in bufs})
 
 
+def _copy(bufs, v):
+    source, dest = bufs
+    return BufferStore(dest, buffer_load(source, (v[0], v[1])), (v[0], v[1])), None
+
+
+def _fill(bufs, v):
+    return BufferStore(bufs[0], const(0.0, "float32"), (v[0], v[1])), None
+
+
+def _mma(trans: bool):
+    def compute(bufs, v):
+        A, B, C = bufs
+        i, j, k = v
+        product = (cast(buffer_load(A, (i, k)), "float32")
+                   * cast(buffer_load(B, (j, k) if trans else (k, j)), "float32"))
+        update = BufferStore(C, buffer_load(C, (i, j)) + product, (i, j))
+        return update, BufferStore(C, const(0.0, "float32"), (i, j))
+
+    return compute
+
+
 def _register() -> None:
-    from .. import te
-
-    def copy(S):
-        return te.compute((TILE, TILE), lambda i, j: S[i, j], name="F")
-
-    def mma(A, B, trans=False):
-        k = te.reduce_axis((0, TILE), "k")
-        return te.compute((TILE, TILE), lambda i, j: te.sum(
-            A[i, k].astype("float32") * (B[j, k] if trans else B[k, j]).astype("float32"), axis=k), name="C")
-
-    fill = te.compute((TILE, TILE), lambda i, j: const(0.0, "float32"), name="C")
-    TensorIntrin.register(WMMA_FILL, te.create_prim_func([fill]),
+    TensorIntrin.register(WMMA_FILL, _desc("C", [("C", "float32")], "SS", _fill),
                           _impl([("C", "float32")], "tir.wmma_fill", [0], [const(0.0, "float32")]),
                           override=True)
     for name, which in ((WMMA_LOAD_A, "a"), (WMMA_LOAD_B, "b"), (WMMA_LOAD_B_TRANS, "bt")):
-        TensorIntrin.register(name, _desc([("S", "float16")], copy),
+        TensorIntrin.register(name, _desc("F", [("S", "float16"), ("F", "float16")], "SS", _copy),
                               _impl([("S", "float16"), ("F", "float16")], f"tir.wmma_load_{which}", [1, 0]),
                               override=True)
-    TensorIntrin.register(WMMA_SYNC, _desc([("A", "float16"), ("B", "float16")], mma),
-                          _impl([("A", "float16"), ("B", "float16"), ("C", "float32")], "tir.wmma_mma",
-                                [2, 0, 1, 2]), override=True)
-    TensorIntrin.register(WMMA_SYNC_TRANS, _desc([("A", "float16"), ("B", "float16")],
-                                                 lambda A, B: mma(A, B, True)),
-                          _impl([("A", "float16"), ("B", "float16"), ("C", "float32")], "tir.wmma_mma_bt",
-                                [2, 0, 1, 2]), override=True)
-    TensorIntrin.register(WMMA_STORE, _desc([("C", "float32")], copy),
+    operands = [("A", "float16"), ("B", "float16"), ("C", "float32")]
+    TensorIntrin.register(WMMA_SYNC, _desc("C", operands, "SSR", _mma(False)),
+                          _impl(operands, "tir.wmma_mma", [2, 0, 1, 2]), override=True)
+    TensorIntrin.register(WMMA_SYNC_TRANS, _desc("C", operands, "SSR", _mma(True)),
+                          _impl(operands, "tir.wmma_mma_bt", [2, 0, 1, 2]), override=True)
+    TensorIntrin.register(WMMA_STORE, _desc("F", [("C", "float32"), ("F", "float32")], "SS", _copy),
                           _impl([("C", "float32"), ("D", "float32")], "tir.wmma_store", [1, 0]),
                           override=True)
 
