@@ -17,7 +17,7 @@ default spin (`GOMP_SPINCOUNT` 300,000 pauses, milliseconds on AMD's long `pause
 pathology when the cores are oversubscribed: the idle worker and the master waiting at the
 region's end barrier burn the time slices the other thread needs (the batch-64 MLP took
 24 ms instead of 0.12 ms at load 6 on 2 cores). graphc loads libgomp with a bounded spin,
-`SPIN_COUNT` pauses (about a microsecond), then the futex wait, unless the environment sets
+`SPIN_COUNT` pauses (tens of microseconds), then the futex wait, unless the environment sets
 `GOMP_SPINCOUNT` or `OMP_WAIT_POLICY` itself; the variable is set only while libgomp loads
 (its constructor reads it once, then). The system's libgomp is loaded by its full path and the
 kernels' `GOMP_parallel` / `omp_get_*` are bound to that copy's, so a libgomp of the same
@@ -51,7 +51,10 @@ NUM_THREADS_SYMBOL = "graphc_num_threads"
 ACTIVE_SYMBOL = "graphc_parallel_active"
 ENV_VAR = "GRAPHC_NUM_THREADS"
 # libgomp's spin before a waiting thread sleeps on a futex (see the module docstring)
-SPIN_COUNT = 100
+# 3,000: on a quiet machine a shorter spin sleeps between a model's back-to-back kernels (100
+# made the batch-64 MLP 0.107 ms vs 0.075 ms, shufflenet 8.4 ms vs 3.5 ms); under load 6 it
+# still keeps the batch-64 MLP near 0.3-0.5 ms, where libgomp's default took 10-12 ms
+SPIN_COUNT = 3000
 _WAIT_VARS = ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")
 # what kernels call (graphc.target.llvm.parallel, and omp_get_* in call_extern)
 _GOMP_SYMBOLS = ("GOMP_parallel", "omp_get_thread_num", "omp_get_num_threads")
