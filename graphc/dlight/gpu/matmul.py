@@ -45,7 +45,7 @@ from ..base import ScheduleRule, get_block_info, try_inline
 from ..base.analysis import BlockInfo, block_realize
 from .reduction import schedule_rows
 from .tensor_core import fits, tensor_core_config, tensor_core_target, tile_tensor_core
-from .utils import max_threads, prepare
+from .utils import block_exists, is_unit_loop, loops_below, max_threads, prepare
 
 
 @dataclass(frozen=True)
@@ -283,11 +283,11 @@ def tile_matmul(sch: Schedule, infos: list, roles: _Roles, cfg: MatmulConfig) ->
         except ScheduleError:
             pass
     sch.reverse_compute_at(local, bx)
-    _bind_tile(sch, _below(sch, local, bx), cfg, roles.i_first)
+    _bind_tile(sch, loops_below(sch, local, bx), cfg, roles.i_first)
     for info in infos[1:]:  # an epilogue that would not fold: the same threads, after the tile
-        if _exists(sch, info.name):
+        if block_exists(sch, info.name):
             sch.reverse_compute_at(sch.get_block(info.name), bx)
-            loops = _below(sch, sch.get_block(info.name), bx)
+            loops = loops_below(sch, sch.get_block(info.name), bx)
             fused = sch.fuse(*loops) if len(loops) > 1 else loops[0]
             _, ty, tx = sch.split(fused, [None, cfg.threads_y, cfg.threads_x])
             sch.bind(ty, "threadIdx.y")
@@ -300,7 +300,7 @@ def tile_matmul(sch: Schedule, infos: list, roles: _Roles, cfg: MatmulConfig) ->
         index = next(n for n, r in enumerate(sch.get(block).reads) if r.buffer is buf)
         staged = sch.cache_read(block, index, "shared", consumer_blocks=[block])  # others read it too
         sch.compute_at(staged, ko)
-        loops = _below(sch, staged, ko)
+        loops = loops_below(sch, staged, ko)
         width = _vector_width(sch, loops, buf, cfg)
         vec = None
         if width > 1:  # each thread copies `width` neighbours along the tile's rows at once
@@ -339,7 +339,7 @@ def _vector_width(sch: Schedule, loops: list, buf, cfg: MatmulConfig) -> int:
 def _bind_tile(sch: Schedule, loops: list, cfg: MatmulConfig, i_first: bool) -> None:
     """Bind the write-back of the register tile so each thread copies the elements it owns (the
     batch axes are unit loops under the thread block; `i_first`: C's row axis comes first)."""
-    loops = [lp for lp in loops if not _unit(sch, lp)]
+    loops = [lp for lp in loops if not is_unit_loop(sch, lp)]
     if len(loops) != 2:
         raise ScheduleError("the register tile's write-back is not a 2-D loop nest")
     li, lj = loops if i_first else loops[::-1]
@@ -350,24 +350,6 @@ def _bind_tile(sch: Schedule, loops: list, cfg: MatmulConfig, i_first: bool) -> 
     sch.bind(tx, "threadIdx.x")
 
 
-def _below(sch: Schedule, block, loop) -> list:
-    """The loops around `block` inside `loop`."""
-    loops = sch.get_loops(block)
-    var = sch.get(loop).loop_var
-    return loops[next(n for n, lp in enumerate(loops) if sch.get(lp).loop_var is var) + 1:]
-
-
-def _unit(sch: Schedule, loop) -> bool:
-    extent = sch.get(loop).extent
-    return isinstance(extent, IntImm) and extent.value == 1
-
-
-def _exists(sch: Schedule, name: str) -> bool:
-    try:
-        sch.get_block(name)
-    except ScheduleError:
-        return False
-    return True
 
 
 class GEMV(ScheduleRule):

@@ -23,6 +23,7 @@ from __future__ import annotations
 from ...errors import ScheduleError
 from ...tir.expr import IntImm
 from ...tir.schedule import Schedule
+from .utils import block_exists, is_unit_loop, loops_below
 
 TILE = 16
 
@@ -131,7 +132,7 @@ def tile_tensor_core(sch: Schedule, infos: list, roles, cfg) -> None:
     threads_y = cfg.warps_i * cfg.warps_j
     # fragments -> the shared output tile, each warp its own
     sch.reverse_compute_at(acc, bx)
-    loops = [lp for lp in _below(sch, acc, bx) if not _unit(sch, lp)]
+    loops = [lp for lp in loops_below(sch, acc, bx) if not is_unit_loop(sch, lp)]
     if len(loops) != 2:
         raise ScheduleError("the accumulator's store is not a 2-D tile")
     swi, sfi, sri = _split(sch, loops[0], [cfg.warps_i, cfg.frags_i, TILE])
@@ -142,7 +143,7 @@ def tile_tensor_core(sch: Schedule, infos: list, roles, cfg) -> None:
     # the shared output tile -> the output, the epilogue folded in, by all threads
     sch.reverse_compute_at(out_shared, bx)
     for info in infos[1:]:
-        if _exists(sch, info.name):
+        if block_exists(sch, info.name):
             sch.reverse_compute_at(sch.get_block(info.name), bx)
             _spread(sch, sch.get_block(info.name), bx, threads_y)
     _spread(sch, out_shared, bx, threads_y)
@@ -163,7 +164,7 @@ def tile_tensor_core(sch: Schedule, infos: list, roles, cfg) -> None:
         frag = sch.cache_read(block, index, "wmma.matrix_a" if which == ti.WMMA_LOAD_A else "wmma.matrix_b")
         at = kf if kf is not None else warp
         sch.compute_at(frag, at)
-        floops = [lp for lp in _below(sch, frag, at) if not _unit(sch, lp)]
+        floops = [lp for lp in loops_below(sch, frag, at) if not is_unit_loop(sch, lp)]
         if len(floops) != 2:
             raise ScheduleError("a fragment load is not a 2-D tile")
         r0, r1 = sch.split(floops[0], [None, TILE])
@@ -186,7 +187,7 @@ def _spread(sch: Schedule, block, loop, threads_y: int, contiguous: int = 1) -> 
     `contiguous`, each thread copies that many neighbours in one unrolled run where the sizes
     allow: one thread-bound statement, which needs no barrier between steps (a serial loop
     around the thread-bound copy gets one after every step)."""
-    loops = _below(sch, block, loop)
+    loops = loops_below(sch, block, loop)
     fused = sch.fuse(*loops) if len(loops) > 1 else loops[0]
     extent = sch.get(fused).extent
     threads = 32 * threads_y
@@ -201,25 +202,6 @@ def _spread(sch: Schedule, block, loop, threads_y: int, contiguous: int = 1) -> 
     _, ty, tx = sch.split(fused, [None, threads_y, 32])
     sch.bind(ty, "threadIdx.y")
     sch.bind(tx, "threadIdx.x")
-
-
-def _below(sch: Schedule, block, loop) -> list:
-    loops = sch.get_loops(block)
-    var = sch.get(loop).loop_var
-    return loops[next(n for n, lp in enumerate(loops) if sch.get(lp).loop_var is var) + 1:]
-
-
-def _unit(sch: Schedule, loop) -> bool:
-    extent = sch.get(loop).extent
-    return isinstance(extent, IntImm) and extent.value == 1
-
-
-def _exists(sch: Schedule, name: str) -> bool:
-    try:
-        sch.get_block(name)
-    except ScheduleError:
-        return False
-    return True
 
 
 __all__ = ["fits", "tensor_core_config", "tensor_core_target", "tile_tensor_core"]

@@ -11,7 +11,7 @@ spatial loops to blockIdx.x/threadIdx.x, and the single-thread schedule that alw
 from __future__ import annotations
 
 from ...errors import ScheduleError
-from ...tir.expr import const
+from ...tir.expr import IntImm, const
 from ...tir.schedule import LoopRV, Schedule
 from ...tir.stmt import BlockRealize, For, ForKind
 from ..base.analysis import BlockInfo, get_block_info
@@ -124,12 +124,37 @@ def _replace_body(block, body):
     return dataclasses.replace(block, body=body)
 
 
+def loops_below(sch: Schedule, block, loop) -> list:
+    """The loops around `block` inside `loop`."""
+    loops = sch.get_loops(block)
+    var = sch.get(loop).loop_var
+    return loops[next(n for n, lp in enumerate(loops) if sch.get(lp).loop_var is var) + 1:]
+
+
+def is_unit_loop(sch: Schedule, loop) -> bool:
+    """Whether `loop` has the static extent 1."""
+    extent = sch.get(loop).extent
+    return isinstance(extent, IntImm) and extent.value == 1
+
+
+def block_exists(sch: Schedule, name: str) -> bool:
+    """Whether the schedule has a block named `name`."""
+    try:
+        sch.get_block(name)
+    except ScheduleError:
+        return False
+    return True
+
+
 __all__ = [
     "bind_single_thread",
     "bind_spatial",
+    "block_exists",
     "guarded",
     "is_bound",
+    "is_unit_loop",
     "leading_spatial",
+    "loops_below",
     "max_threads",
     "prepare",
     "single_thread_function",
