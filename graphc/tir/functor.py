@@ -430,10 +430,11 @@ def substitute(node, vmap: dict):
 # per model compile).
 
 
-class _Subst(StmtExprMutator):
-    def __init__(self, vmap: dict):
-        super().__init__()
-        self.vmap = vmap
+class VarSubstitution:
+    """A mutator mix-in: Vars found in `self.vmap` are replaced, and a binary op whose operands
+    changed is rebuilt through its folding builder, so constants refold on the way up."""
+
+    vmap: dict
 
     def visit_Var(self, op):
         return self.vmap.get(op, op)
@@ -443,6 +444,12 @@ class _Subst(StmtExprMutator):
         if a is op.a and b is op.b:
             return op
         return _rebuild_binary(op, a, b)
+
+
+class _Subst(VarSubstitution, StmtExprMutator):
+    def __init__(self, vmap: dict):
+        super().__init__()
+        self.vmap = vmap
 
 
 def _rebuild_binary(op, a, b):
@@ -486,6 +493,7 @@ __all__ = [
     "StmtExprVisitor",
     "StmtExprMutator",
     "BufferAccessMutator",
+    "VarSubstitution",
     "substitute",
     "post_order_visit",
     "Buffer",

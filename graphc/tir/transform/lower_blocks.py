@@ -25,7 +25,7 @@ from __future__ import annotations
 from ...errors import TIRError
 from ..expr import Add, IntImm, Mul, PrimExpr, Range, StringImm, Var, all_of, const, convert
 from ..function import PrimFunc
-from ..functor import BufferAccessMutator, StmtExprMutator, _rebuild_binary
+from ..functor import BufferAccessMutator, StmtExprMutator, VarSubstitution
 from ..stmt import Allocate, AttrStmt, BlockRealize, BufferRegion, IfThenElse, IterType, SeqStmt
 from .flatten_buffer import flat_size
 from .function_pass import prim_func_pass
@@ -55,20 +55,11 @@ def _is_true(expr) -> bool:
     return isinstance(expr, IntImm) and expr.value != 0
 
 
-class _SubstMutator(BufferAccessMutator):
+class _SubstMutator(VarSubstitution, BufferAccessMutator):
     """A mutator substituting `self.vmap` for Vars and refolding constants on the way up."""
 
     def __init__(self):
         self.vmap: dict = {}
-
-    def visit_Var(self, op):
-        return self.vmap.get(op, op)
-
-    def visit_BinaryOp(self, op):
-        a, b = self.visit_expr(op.a), self.visit_expr(op.b)
-        if a is op.a and b is op.b:
-            return op
-        return _rebuild_binary(op, a, b)
 
 
 class _BlockToOpaque(_SubstMutator):
