@@ -19,7 +19,10 @@ For each model: graphc's compile time (the torch import, then `graphc.compile` c
 fresh cache directory, also as CPU seconds, which the load of other processes does not
 inflate; then warm: the same module again, a compile-cache hit), the median
 latency of every peer, timed in interleaved rounds (each round times every peer for at least
-`--min-round-s`, so a burst of load from other processes hits them all alike), the ratio of
+`--min-round-s`, so a burst of load from other processes hits them all alike; before its turn a
+peer gets a pause of `SETTLE_S` and one untimed call, so the previous peer's threads have gone to
+sleep: ONNX Runtime's spinning workers, still spinning when graphc's turn started, made ViT-base
+time 87.5 ms interleaved against 74.6 ms alone, znver5, 2 threads), the ratio of
 each to ONNX Runtime, and whether the outputs agree (max |a - b| / max |reference|, against
 PyTorch eager, or ONNX Runtime for the ONNX models). Then graphc's top kernels with their
 share of the time and their GFLOP/s, the FLOPs counted on the fused tensor programs, next to
@@ -249,9 +252,13 @@ def kernel_flops(mod) -> dict[str, int]:
 # -- timing ---------------------------------------------------------------------------------------
 
 
+SETTLE_S = 0.05  # the pause between two peers' turns: longer than ONNX Runtime's and libgomp's spins
+
+
 def interleaved(fns: dict, rounds: int, min_round_s: float) -> dict[str, dict]:
     """{name: {"median", "best"} in seconds per call}: each round times every fn in turn, calling it
-    repeatedly for at least `min_round_s`."""
+    repeatedly for at least `min_round_s`, after a pause of `SETTLE_S` and one untimed call (so no
+    peer's threads still spin from its turn into the next one's)."""
     per_call: dict[str, list[float]] = {name: [] for name in fns}
     numbers = {}
     for name, fn in fns.items():  # warm up, and pick each one's calls per round
@@ -262,6 +269,8 @@ def interleaved(fns: dict, rounds: int, min_round_s: float) -> dict[str, dict]:
     for _ in range(rounds):
         for name, fn in fns.items():
             n = numbers[name]
+            time.sleep(SETTLE_S)
+            fn()
             start = time.perf_counter()
             for _ in range(n):
                 fn()
