@@ -76,12 +76,13 @@ def test_shufflenet_layers_vectorize_the_pixels():
 
 
 def test_the_tile_minimises_vector_operations_per_multiply_add():
-    assert pixel_tile(68, 14, 14, 16, 32) == PixelTile(mr=2, rows=7, cols=14, v=14)
-    assert pixel_tile(34, 28, 28, 16, 32) == PixelTile(mr=2, rows=4, cols=28, v=16)  # 7 whole vectors
-    assert pixel_tile(34, 28, 28, 16, 32).cost() == 1 / 16
-    tile = pixel_tile(28, 56, 56, 8, 16)  # AVX2: 12 accumulators at most, 7 or 8 lanes
-    assert tile.mr * tile.vectors <= 12 and tile.cost() == 1 / 7
-    assert pixel_tile(7, 3, 3, 16, 32).v == 9  # the whole 3x3 map, one vector
+    # many channels a tile: the input's rows, streamed from L2, are re-read once per MR channels
+    assert pixel_tile(68, 14, 14, 16, 32) == PixelTile(mr=4, rows=2, cols=14, v=14)
+    assert pixel_tile(34, 28, 28, 16, 32) == PixelTile(mr=17, rows=1, cols=14, v=14)
+    assert PixelTile(4, 2, 14, 14).cost() == 1 / 14  # FMA-bound: one vector op per 14 pixels
+    tile = pixel_tile(28, 56, 56, 8, 16)  # AVX2: 12 accumulators at most, 8 lanes
+    assert tile.mr * tile.vectors <= 12 and tile.cost() <= 1 / 7
+    assert pixel_tile(7, 3, 3, 16, 32) == PixelTile(7, 3, 3, 3)  # rows shorter than 4 pixels
 
 
 def test_weight_packing_is_marked_for_the_layout_rewrite_when_layout_free():
@@ -89,7 +90,7 @@ def test_weight_packing_is_marked_for_the_layout_rewrite_when_layout_free():
     sch = RULE.apply(func.with_attr("layout_free_buffers", [1]), P.AVX512, False)
     block = sch.get(sch.get_block("w_global"))
     assert block.annotations.get(PREPROC_ANNOTATION)
-    assert [int(d) for d in block.writes[0].buffer.shape] == [68, 34, 1, 1, 2]  # [O/MR, C, 1, 1, MR]
+    assert [int(d) for d in block.writes[0].buffer.shape] == [8, 34, 1, 1, 17]  # [O/MR, C, 1, 1, MR]
     plain = RULE.apply(func, P.AVX512, False)
     assert PREPROC_ANNOTATION not in plain.get(plain.get_block("w_global")).annotations
 

@@ -9,20 +9,19 @@ broadcast operand and the pixels the vector one:
 
     W_packed[o // MR, c, MR] = W                # once, at compile time, for a constant weight
     for (n, g, m_0) in parallel:                # MR output channels of group g
-        for p_0 in H*W / P:                     # P pixels: whole rows, or a piece of one row
-            acc[MR, P] = 0                      # MR * P / V vectors of V pixels in registers
-            for c in K:                         # MR broadcasts of W, P / V loads of X
-                for m_1 in unroll(MR):
-                    for v_0 in unroll(P / V):
-                        for v_1 in vectorized(V):
-                            acc[m_1, p] += W_packed[...] * X[n, g*K + c, p]
-            out[n, o tile, p tile] = epilogue(acc)
+        for (h_0, w_0) in tiles:                # R whole rows, or one row's piece of P pixels
+            acc[MR, R, P] = 0                   # MR * R * P / V vectors of V pixels: registers
+            for c in K:                         # MR broadcasts of W, R * P / V loads of X
+                for (m_1, h_1, v_0) in unroll(MR, R, P / V):
+                    for v_1 in vectorized(V):
+                        acc[m_1, h_1, p] += W_packed[...] * X[n, g*K + c, h, w]
+            out[n, o tile, h tile, w tile] = epilogue(acc)
 
-`V` divides `P` and is at most the target's lanes (14 pixels take one 14-lane vector: LLVM pads
-it to 16), `MR` divides `M`. `pixel_tile` picks the tile that needs the fewest vector operations
-(FMAs, loads and broadcasts) per useful multiply-add; the rule applies only where that beats
-`cpu.Conv2d`'s channel vectors (a group of 136 channels at 7x7 keeps them: 8-lane channel vectors
-beat 7-pixel rows).
+`V` divides `P` (a vector straddling two rows would gather) and is at most the target's lanes
+(14 pixels take one 14-lane vector), `MR` divides `M`. `pixel_tile` picks the tile that needs the
+fewest cycles per useful multiply-add by a count of its FMAs, loads and broadcasts; the rule
+applies only where that beats `cpu.Conv2d`'s channel vectors (a group of 136 channels at 7x7
+keeps them: 8-lane channel vectors beat 7-pixel rows).
 
 >>> from graphc import te, topi
 >>> from graphc.target import Target
@@ -52,7 +51,8 @@ MAX_ACCUMULATORS = 24  # as cpu.Conv2d: 28 zmm accumulators spill
 
 @dataclass(frozen=True)
 class PixelTile:
-    """`mr` output channels by `rows` output rows of `cols` pixels, in vectors of `v` pixels."""
+    """`mr` output channels by `rows` output rows of `cols` pixels, in vectors of `v` pixels
+    (`v` divides `cols`: a vector straddling two rows would gather)."""
 
     mr: int
     rows: int
@@ -68,19 +68,22 @@ class PixelTile:
         return self.pixels // self.v
 
     def cost(self) -> float:
-        """Vector operations per useful multiply-add: the FMAs, or the loads and broadcasts
-        when there are more of them (two of each issue per cycle)."""
-        return max(self.mr * self.vectors, self.vectors + self.mr) / (self.mr * self.pixels)
+        """Cycles per useful multiply-add, in half cycles: the FMAs, or the loads when there are
+        more of them (two of each issue per cycle; a load of the input, streamed from L2, counts
+        twice, a broadcast of the packed weight, in L1, once). The input is re-read once per `mr`
+        channels: 17 x 14 pixels and 4 x 2 x 14 took 60% of the time of 2 x 4 x 28 (a load per
+        FMA) on 34- and 68-channel groups."""
+        return max(self.mr * self.vectors, 2 * self.vectors + self.mr) / (self.mr * self.pixels)
 
 
 def pixel_tile(channels: int, height: int, width: int, lanes: int, registers: int) -> PixelTile | None:
     """The cheapest register tile (`PixelTile.cost`) for a group of `channels` output channels
     over an `height` x `width` output: whole rows (`rows` dividing the height) or a piece of a
-    row (`cols` dividing the width), vectors of `v <= lanes` pixels dividing the tile's, `mr`
+    row (`cols` dividing the width), vectors of `v <= lanes` pixels dividing the row's, `mr`
     dividing the channels, at most 24 accumulators (12 with 16 registers).
 
     >>> pixel_tile(68, 14, 14, 16, 32), pixel_tile(34, 28, 28, 16, 32)
-    (PixelTile(mr=2, rows=7, cols=14, v=14), PixelTile(mr=2, rows=4, cols=28, v=16))
+    (PixelTile(mr=4, rows=2, cols=14, v=14), PixelTile(mr=17, rows=1, cols=14, v=14))
     """
     limit = MAX_ACCUMULATORS if registers >= 32 else registers - 4
     pieces = [(1, c) for c in range(1, width) if width % c == 0]
@@ -88,8 +91,8 @@ def pixel_tile(channels: int, height: int, width: int, lanes: int, registers: in
     best = None
     for rows, cols in pieces:
         pixels = rows * cols
-        v = max(d for d in range(1, min(lanes, pixels) + 1) if pixels % d == 0)
-        if v < 4 and pixels >= 4:
+        v = max(d for d in range(1, min(lanes, cols) + 1) if cols % d == 0)
+        if v < 4 and cols >= 4:
             continue
         for mr in range(1, channels + 1):
             if channels % mr or mr * (pixels // v) > limit:
@@ -188,21 +191,17 @@ def schedule_grouped(sch: Schedule, conv: BlockRV, tile: PixelTile, shape, targe
     reduce = [loops[v] for v in roles.r_vars]
     g, m = sch.split(loops[roles.j_var], [groups, per_group])
     m_0, m_1 = sch.split(m, [None, tile.mr])
-    if tile.rows > 1 or tile.cols == width:
-        h_0, h_1 = sch.split(h, [None, tile.rows])
-        sch.reorder(n, g, m_0, h_0, *reduce, m_1, h_1, w)
-        pix = sch.fuse(h_1, w)  # whole rows: contiguous pixels (fused after the reorder: a
-        outer = [h_0]  # vector may straddle two rows, a binding reorder would refuse)
-    else:
-        w_0, pix = sch.split(w, [None, tile.cols])
-        sch.reorder(n, g, m_0, h, w_0, *reduce, m_1, pix)
-        outer = [h, w_0]
-    v_0, v_1 = sch.split(pix, [None, tile.v])
+    h_0, h_1 = sch.split(h, [None, tile.rows])
+    w_0, w_1 = sch.split(w, [None, tile.cols])
+    v_0, v_1 = sch.split(w_1, [None, tile.v])  # vectors within a row: a straddling one gathers
+    outer = [h_0, w_0] if tile.cols < width else [h_0]
+    sch.reorder(n, g, m_0, h_0, w_0, *reduce, m_1, h_1, v_0, v_1)
     anchor = outer[-1]
     for blk in epilogue:
         sch.reverse_compute_at(blk, anchor)
     init = sch.decompose_reduction(conv, reduce[0])
     sch.unroll(m_1)
+    sch.unroll(h_1)
     sch.unroll(v_0)
     sch.vectorize(v_1)
     _vectorize_tile(sch, init, tile, anchor)
@@ -235,22 +234,16 @@ def _reduce_size(sch: Schedule, block: BlockRV) -> int:
 
 
 def _vectorize_tile(sch: Schedule, block: BlockRV, tile: PixelTile, anchor) -> None:
-    """The init's or an epilogue's loops under the tile: (channels,) rows, pixels. Fuse a whole
-    rows' pixels and vectorize them in vectors of `tile.v`."""
+    """Vectorize the init's or an epilogue's row of the tile (its innermost loop, `tile.cols`
+    pixels) in vectors of `tile.v`."""
     loops = sch.get_loops(block)
     own = loops[[lp.var for lp in loops].index(anchor.var) + 1 :]
+    if not own:
+        return
     trial = sch.copy()
     try:
-        spatial = [lp for lp in own if trial.get(lp).extent.value > 1]  # static: the rule checked
-        if not spatial:
-            return
-        inner = spatial[-1]
-        ext = trial.get(inner).extent.value
-        if len(spatial) >= 2 and tile.rows > 1 and ext == tile.cols:
-            rows = spatial[-2]
-            if trial.get(rows).extent.value == tile.rows:
-                inner = trial.fuse(rows, inner)
-                ext = tile.pixels
+        inner = own[-1]
+        ext = trial.get(inner).extent.value  # static: the rule checked
         if ext > tile.v and ext % tile.v == 0:
             _, inner = trial.split(inner, [None, tile.v])
         elif ext > tile.v:
