@@ -36,8 +36,8 @@ def test_default_rules_follow_tvms_order_for_gpus():
         assert [r.name for r in default_rules(target)] == ["Matmul", "Conv2d", "GEMV", "LowBatchGEMV",
                                                            "Reduction", "GeneralReduction", "Transpose",
                                                            "Fallback"]
-    assert [r.name for r in default_rules("llvm")] == ["Attention", "Matmul", "Conv2d", "Window", "Reduction",
-                                                       "Fallback"]
+    assert [r.name for r in default_rules("llvm")] == ["Attention", "Matmul", "Conv2d", "Depthwise", "Window",
+                                                       "Reduction", "Fallback"]
 
 
 def test_gpu_rules_decline_cpu_targets():
