@@ -95,6 +95,9 @@ def test_the_tile_holds_whole_rows_in_vectors_dividing_them():
     assert row_tile(13, 13, 16) == RowTile(1, 13, 13)  # a prime row shorter than the lanes
     assert row_tile(5, 34, 16).v == 2  # 34 = 2 x 17: left to cpu.Window
     assert RULE.apply(depthwise_program(4, 34, 34, pad=1), P.AVX512, False) is None
+    # wide stride-2 planes (a scalar deinterleaving copy) and wider strides: cpu.Reduction's gathers
+    assert RULE.apply(depthwise_program(8, 112, 112, stride=2), P.AVX512, False) is None
+    assert RULE.apply(depthwise_program(8, 20, 20, stride=3), P.AVX512, False) is None
 
 
 def test_in_the_defaults_before_window_and_declines_pooling_and_grouped():

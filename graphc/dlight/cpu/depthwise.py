@@ -5,7 +5,7 @@ ShuffleNet's and MobileNet's 3x3, stride 1 or 2) does 9 multiply-adds per output
 input a few times: it is bound by loads and by what runs around it. The schedule keeps a
 channel's work together:
 
-    for (n, c) in parallel:                     # one channel's plane
+    for (n, c) in parallel:                     # one channel's plane (serial under 128 K MACs)
         pad[c] = X[n, c] padded                 # a local plane, vectorized (masked at the border)
         for (h_0, w_0) in tiles:                # R rows of P pixels
             acc[R, P] = 0                       # R * P / V vectors of V pixels: registers
@@ -16,7 +16,8 @@ channel's work together:
             out[n, c, h tile, w tile] = epilogue(acc)   # batch norm, ReLU, from the registers
 
 With stride 2 the plane's columns are stored even ones first, then odd ones
-(`pad[h, w % 2, w // 2]`): the row read `w*2 + kw` is then contiguous again. Before this rule
+(`pad[h, w % 2, w // 2]`): the row read `w*2 + kw` is then contiguous again (planes up to 64
+columns: the copy is scalar; wider ones, and wider strides, stay with `cpu.Reduction`). Before this rule
 `cpu.Window` vectorized the rows in 4-pixel vectors (28 = 7 x 4), materialized the padding and
 the whole convolution in global buffers and ran the epilogue as a third parallel loop; it
 declined stride 2, left to `cpu.Reduction`. (In the default rules this one comes before
@@ -47,9 +48,14 @@ from ..base.analysis import block_regions, is_output_block
 from .matmul import _loops_by_var, sampled
 from .utils import output_dtype, vector_lanes
 
-# below this many multiply-adds a depthwise convolution runs on one thread (measured: the
-# 7x7 ones of ShuffleNet's last stage, 0.24 M, took 15 us serial; waking the pool costs ~5 us)
-SERIAL_MACS = 1 << 18
+# below this many multiply-adds a depthwise convolution runs on one thread: waking the pool
+# costs ~5 us, two threads gain once a kernel takes over ~10 us (ShuffleNet's 544 channels at
+# 7x7, 0.24 M, took 12 us serial; 136 at 28 -> 14 with its scalar deinterleaving copy, 31 us)
+SERIAL_MACS = 1 << 17
+# a stride-2 plane's rows are deinterleaved by a scalar copy: up to 58 columns (ShuffleNet's 56
+# plus padding) it pays (MobileNetV2's 192 channels at 28 -> 14: 0.054 -> 0.021 ms, 144 at 56:
+# even), at 114 it does not (96 channels at 112 -> 56: 0.121 ms with cpu.Reduction, 0.569 here)
+MAX_STRIDED_ROW = 64
 MAX_VECTORS = 8  # the tile's accumulators: loads, not FMAs, bound it; 8 leave room for the rows
 
 
@@ -168,8 +174,10 @@ def _depthwise(sch: Schedule, conv: BlockRV):
     if not any(uses_var(e, c) for e in wt.indices):
         return None
     stride = affine_difference(substitute(col, {w: w + 1}), col)
-    if not isinstance(stride, int) or stride < 1:
-        return None
+    if not isinstance(stride, int) or stride < 1 or stride > 2:
+        return None  # wider strides keep cpu.Reduction's gathers
+    if stride == 2 and int(x.buffer.shape[3]) > MAX_STRIDED_ROW:
+        return None  # the scalar deinterleaving copy would cost more than the gathers it saves
     return x.buffer, wt.buffer, (n, c, h, w), reduce, stride
 
 
