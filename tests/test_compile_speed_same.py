@@ -119,3 +119,43 @@ def test_int_sets_are_each_int_set():
                 assert expr_text(a) == expr_text(b), expr
     assert [s.min_value for s in ana.int_sets([], dom)] == []
     np.testing.assert_equal(len(ana.int_sets(exprs, {})), len(exprs))
+
+
+def test_fewer_collections_compile_the_same(monkeypatch, uncached):
+    """`graphc.compile` collects garbage less often (`driver.fewer_collections`); with the
+    collector at its defaults the same kernels and constants come out."""
+    import contextlib
+
+    mod = _module()
+    fast = _scheduled(mod)
+    monkeypatch.setattr(driver, "fewer_collections", contextlib.nullcontext)
+    _assert_same(fast, _scheduled(mod))
+
+
+def test_fewer_collections_puts_the_collector_back(uncached):
+    import gc
+
+    seen = []
+
+    def progress(message, done, total):
+        seen.append((gc.get_threshold(), gc.get_freeze_count() > 0))
+
+    before, frozen = gc.get_threshold(), gc.get_freeze_count()
+    driver.compile(_module(), progress=progress)
+    assert seen and all(state == (driver._GC_THRESHOLD, True) for state in seen)
+    assert (gc.get_threshold(), gc.get_freeze_count()) == (before, frozen)
+    with driver.fewer_collections():  # nested: the outer one puts it back
+        with driver.fewer_collections():
+            pass
+        assert gc.get_threshold() == driver._GC_THRESHOLD
+    assert (gc.get_threshold(), gc.get_freeze_count()) == (before, frozen)
+    gc.disable()  # the program's choice: left alone
+    try:
+        with driver.fewer_collections():
+            assert not gc.isenabled() and gc.get_threshold() == before and gc.get_freeze_count() == frozen
+    finally:
+        gc.enable()
+    with pytest.raises(ZeroDivisionError):  # an error in the compile puts it back too
+        with driver.fewer_collections():
+            1 / 0  # noqa: B018
+    assert (gc.get_threshold(), gc.get_freeze_count()) == (before, frozen)
