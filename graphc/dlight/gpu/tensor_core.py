@@ -82,9 +82,11 @@ def fits(sch: Schedule, roles, cfg, target) -> bool:
 
 
 def shared_bytes(cfg) -> int:
-    """The shared memory of the schedule: the float16 A and B tiles and the float32 output tile."""
+    """The shared memory of the schedule: the 16-bit A and B tiles (two copies of each when
+    double-buffered) and the float32 output tile."""
     rows, cols = cfg.warps_i * cfg.frags_i * TILE, cfg.warps_j * cfg.frags_j * TILE
-    return 2 * cfg.k_tile * (rows + cols) + 4 * rows * cols
+    copies = 2 if cfg.double_buffer else 1
+    return copies * 2 * cfg.k_tile * (rows + cols) + 4 * rows * cols
 
 
 def _last_index_is(sch: Schedule, roles, region, loop_info) -> bool:
@@ -172,6 +174,8 @@ def tile_tensor_core(sch: Schedule, infos: list, roles, cfg) -> None:
         sch.reorder(r0, c0, r1, c1)
         sch.tensorize(r1, which)
     sch.tensorize(ii, mma)
+    if cfg.double_buffer:
+        sch.annotate(ko, "double_buffer", 1)
 
 
 def _split(sch: Schedule, loop, factors: list) -> list:
