@@ -10,9 +10,9 @@ spatial iters are batch axes. Injective blocks after it (bias, activation) are i
 blockIdx.x, each thread accumulates a `tile_i x tile_j` register tile in a "local" buffer,
 and each `k_tile` step stages the A and B tiles in shared memory (double-buffered: the next
 step's tiles load into a second copy while this step multiplies, one barrier per step), loaded
-by all the block's threads together, each thread copying `vector` (4, or 2) neighbouring elements at once where
-the tile's and the operand's rows allow (one 128- or 64-bit load). The register tile is zeroed
-once before the reduction; the epilogue is folded into its write-back.
+by all the block's threads together, each thread copying `vector` (4, or 2) neighbouring
+elements at once where the tile's and the operand's rows allow (one 128- or 64-bit load). The
+register tile is zeroed once before the reduction; the epilogue is folded into its write-back.
 
 `GEMV` (when `i` or `j` has a constant extent of 1: a batch-1 linear layer, the decode step
 of a language model) gives each output element a thread block whose threads split `k` and

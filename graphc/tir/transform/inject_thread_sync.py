@@ -179,7 +179,8 @@ class _Injector:
                 return self.leaf(stmt)
             body = self.visit(stmt.body)
             var = stmt.loop_var
-            carried = _conflict(_shift(body.entry_r, var), _shift(body.entry_w, var), body.exit_r, body.exit_w)
+            nxt_r, nxt_w = _shift(body.entry_r, var), _shift(body.entry_w, var)  # the next iteration's
+            carried = _conflict(nxt_r, nxt_w, body.exit_r, body.exit_w)
             entry_r, entry_w = _widen(body.entry_r, var), _widen(body.entry_w, var)
             if carried:
                 self.loop_ends.add(id(stmt.body))

@@ -37,7 +37,7 @@ def _k_loop(source: str) -> str:
     """The text of the k-step loop (`for (int k_0 ...) { ... }`) of the generated kernel."""
     start = source.index("for (int r_0 = 0;")
     depth, n = 0, source.index("{", start)
-    for n in range(n, len(source)):
+    for n in range(n, len(source)):  # noqa: B020 (n starts at the loop's opening brace)
         depth += {"{": 1, "}": -1}.get(source[n], 0)
         if depth == 0:
             return source[start:n + 1]

@@ -408,7 +408,8 @@ def test_attention_kernels_compile_to_cubins_without_spills():
     for info in usage.values():
         # the staged tiles are one head wide (4 KiB, two copies: double-buffered), the register
         # tiles stay in registers, no whole product runs in one thread
-        assert all(u["smem"] <= 2 * 4096 and not u["stack"] and u["registers"] < 128 for u in info.values()), info
+        assert all(u["smem"] <= 2 * 4096 and not u["stack"] and u["registers"] < 128
+                   for u in info.values()), info
 
 
 def test_matmul_takes_larger_register_tiles_when_there_are_enough_blocks():
