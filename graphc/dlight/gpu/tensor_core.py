@@ -178,7 +178,7 @@ def tile_tensor_core(sch: Schedule, infos: list, roles, cfg) -> None:
         sch.reorder(r0, c0, r1, c1)
         sch.tensorize(r1, which)
     sch.tensorize(ii, mma)
-    if cfg.double_buffer:
+    if cfg.double_buffer:  # fits() asked for whole k steps
         sch.annotate(ko, "double_buffer", 1)
 
 

@@ -44,18 +44,36 @@ def _k_loop(source: str) -> str:
     raise AssertionError("unbalanced braces")
 
 
-@pytest.mark.parametrize("m, n, k", [(64, 48, 40), (37, 29, 53), (128, 96, 17)])
+def _double_buffered(func, rule=SIMT) -> bool:
+    return '"double_buffer"' in schedule(func, [rule]).script()
+
+
+@pytest.mark.parametrize("m, n, k", [(64, 48, 32), (37, 29, 48), (128, 96, 16)])
 def test_double_buffered_matmul_matches_the_cpu(m, n, k):
+    assert _double_buffered(_matmul(m, n, k))
     (cpu,), (dev,) = run_both(_matmul(m, n, k), [SIMT], [2])
     np.testing.assert_allclose(dev, cpu, rtol=1e-4, atol=1e-5)
 
 
-def test_double_buffered_matmul_with_symbolic_rows():
-    m = tir.Var("m", "int32")
-    func = _matmul(m, 40, 72)
+def test_double_buffered_matmul_with_symbolic_rows_and_reduction():
+    m, k = tir.Var("m", "int32"), tir.Var("k", "int32")
+    func = _matmul(m, 40, 64)
+    assert _double_buffered(func)
     for rows in (5, 70):
-        (cpu,), (dev,) = run_both(func, [SIMT], [2], shapes={0: (rows, 72), 2: (rows, 40)})
+        (cpu,), (dev,) = run_both(func, [SIMT], [2], shapes={0: (rows, 64), 2: (rows, 40)})
         np.testing.assert_allclose(dev, cpu, rtol=1e-4, atol=1e-5)
+    func = _matmul(48, 40, k)  # a symbolic k: bound checks in the prologue and the fetch ahead
+    assert _double_buffered(func)
+    for depth in (7, 16, 53):
+        (cpu,), (dev,) = run_both(func, [SIMT], [2], shapes={0: (48, depth), 1: (depth, 40)})
+        np.testing.assert_allclose(dev, cpu, rtol=1e-4, atol=1e-5)
+
+
+def test_a_partial_last_step_keeps_one_copy():
+    func = _matmul(37, 29, 53)
+    assert not _double_buffered(func)
+    (cpu,), (dev,) = run_both(func, [SIMT], [2])
+    np.testing.assert_allclose(dev, cpu, rtol=1e-4, atol=1e-5)
 
 
 def test_double_buffered_tensor_cores_match_the_cpu():
