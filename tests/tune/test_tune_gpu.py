@@ -274,3 +274,31 @@ def test_the_cost_model_sees_the_thread_blocks_and_shared_memory():
     assert f[names["log2_shared_alloc_bytes"]] == 12.0
     cpu = features(matmul(128, 80, 96))
     assert cpu[names["log2_threads_per_block"]] == cpu[names["log2_thread_blocks"]] == 0.0
+
+
+@settings(max_examples=3, deadline=None, derandomize=True)
+@given(seed=st.integers(0, 1 << 20), trans_b=st.booleans())
+def test_sampled_tensor_core_variants_match_the_cpu_on_pocl(seed, trans_b):
+    # OpenCL emulates the WMMA intrinsics when the rule is told to use them ("always")
+    from graphc.dlight.gpu.matmul import Matmul, MatmulConfig
+    from graphc.tir.schedule import use_sampler
+
+    dev = opencl_device()
+    m, n, k = 64, 96, 64
+    A = te.placeholder((m, k), "float16", name="A")
+    B = te.placeholder((n, k) if trans_b else (k, n), "float16", name="B")
+    r = te.reduce_axis((0, k), "r")
+    C = te.compute((m, n), lambda i, j: te.sum(A[i, r] * (B[j, r] if trans_b else B[r, j]), axis=r), name="C")
+    func = te.create_prim_func([A, B, C])
+    with use_sampler(RandomSampler(seed)):
+        sch = Matmul(MatmulConfig(tensor_cores="always")).apply(func, Target("opencl"), False)
+    scheduled = sch.mod[sch.func_name]
+    assert "tir.wmma_mma" in scheduled.script()
+    rng = np.random.default_rng(0)
+    a = rng.uniform(-1, 1, (m, k)).astype("float16")
+    b = rng.uniform(-1, 1, (n, k) if trans_b else (k, n)).astype("float16")
+    lib = graphc.build(IRModule({"main": scheduled.with_attr("global_symbol", "main")}), target="opencl")
+    tensors = [graphc.runtime.tensor(x, dev) for x in (a, b, np.zeros((m, n), "float16"))]
+    lib["main"](*tensors)
+    want = a.astype("float32") @ (b.T if trans_b else b).astype("float32")
+    np.testing.assert_allclose(tensors[2].numpy().astype("float32"), want, rtol=5e-3, atol=5e-3)

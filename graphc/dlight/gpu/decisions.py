@@ -39,7 +39,8 @@ _REGISTER_SIDES = (1, 2, 4, 8)
 _MAX_ACCUMULATORS = 32  # a thread's register tile, tile_i * tile_j
 _K_TILES = (4, 8, 16, 32)
 _VECTORS = (1, 2, 4)
-_TC_SIDES = (1, 2, 4)
+_TC_SIDES = (1, 2, 4)  # fragments per warp along the rows / the columns
+_TC_WARPS = (2, 4)  # warps along the rows / the columns (a single warp along one is not scheduled)
 
 
 def _choose(sch, candidates: list, default):
@@ -108,8 +109,8 @@ def sample_tensor_core_config(sch, cfg, roles, target):
     k_extent = roles.k.extent
     k_tiles = [k for k in (TILE, 2 * TILE, 4 * TILE) if k_extent is not None and k_extent % k == 0]
     combos = []
-    for wi in _TC_SIDES:
-        for wj in _TC_SIDES:
+    for wi in _TC_WARPS:
+        for wj in _TC_WARPS:
             if 32 * wi * wj > max_threads(target):
                 continue
             for fi in _TC_SIDES:
