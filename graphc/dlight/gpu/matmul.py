@@ -45,6 +45,7 @@ from ...tir.schedule import Schedule
 from ...tir.stmt import IterType
 from ..base import ScheduleRule, get_block_info, try_inline
 from ..base.analysis import BlockInfo, block_realize
+from .decisions import sample_matmul_config, sample_tensor_core_config, sample_threads
 from .reduction import schedule_rows
 from .tensor_core import fits, tensor_core_config, tensor_core_target, tile_tensor_core
 from .utils import block_exists, is_unit_loop, loops_below, max_threads, prepare
@@ -232,6 +233,7 @@ class Matmul(ScheduleRule):
         if cfg.tensor_cores != "never" and (cfg.tensor_cores == "always" or tensor_core_target(target)):
             tc_cfg = tensor_core_config(cfg, roles)
             if fits(sch, roles, tc_cfg, target) and 32 * cfg.warps_i * cfg.warps_j <= max_threads(target):
+                tc_cfg = sample_tensor_core_config(sch, tc_cfg, roles, target)  # a tuner's decisions
                 trial = sch.copy()
                 try:
                     tile_tensor_core(trial, infos, roles, tc_cfg)
@@ -242,6 +244,7 @@ class Matmul(ScheduleRule):
         shared = 4 * cfg.k_tile * (cfg.threads_y * cfg.tile_i + cfg.threads_x * cfg.tile_j)
         if shared * (2 if cfg.double_buffer else 1) > target.max_shared_memory_per_block:
             return None
+        cfg = sample_matmul_config(sch, cfg, target)  # a tuner's decisions (decisions.py)
         trial = sch.copy()
         try:
             tile_matmul(trial, infos, roles, cfg)
@@ -398,7 +401,8 @@ class GEMV(ScheduleRule):
             lead = sum(1 for it in now[0].iters if it.kind == "S")
             if any(len(i.iters) < lead for i in now[1:]):
                 return None
-            schedule_rows(trial, now, lead, min(self.config.threads, max_threads(target)))
+            schedule_rows(trial, now, lead, sample_threads(trial, target, min(self.config.threads,
+                                                                              max_threads(target))))
         except ScheduleError:
             return None
         return trial
