@@ -38,7 +38,9 @@ from .state import find_block_path, find_loop_path, replace_stmts, walk
 
 
 class _FreshCopy(StmtExprMutator):
-    """A copy of a statement with new Vars for its loops and block iters and renamed blocks."""
+    """A copy of a statement with new Vars for its loops, block iters and let bindings (each
+    variable is defined once in a function: two copies sharing a let's Var did not survive a
+    print/parse round trip) and renamed blocks."""
 
     def __init__(self, vmap: dict, suffix: str):
         self.vmap, self.suffix = vmap, suffix
@@ -51,6 +53,21 @@ class _FreshCopy(StmtExprMutator):
         self.vmap[op.loop_var] = new
         out = super().visit_For(op)
         return out.replace(loop_var=new)
+
+    def _fresh(self, var: Var) -> Var:
+        new = Var(var.name, var.dtype)
+        self.vmap[var] = new
+        return new
+
+    def visit_LetStmt(self, op):
+        value = self.visit_expr(op.value)
+        var = self._fresh(op.var)
+        return op.replace(var=var, value=value, body=self.visit_stmt(op.body))
+
+    def visit_Let(self, op):
+        value = self.visit_expr(op.value)
+        var = self._fresh(op.var)
+        return op.replace(var=var, value=value, body=self.visit_expr(op.body))
 
     def visit_Block(self, op):
         ivs = []
