@@ -200,6 +200,19 @@ def schedule_conv(sch: Schedule, conv: BlockRV, roles: GemmRoles, target, layout
     """Schedule convolution block `conv` (implicit-GEMM roles `roles`) and its epilogue."""
     dtype = roles.out.buffer.dtype
     lanes = vector_lanes(target, dtype)
+    weight_pad = copy_out = None
+    if roles.j_group is None and padded_channels(sch.get(conv), roles.j_var, lanes) is not None:
+        # whole vectors of output channels: the weight gets zero channels (packed once with it),
+        # the tile computes them and the copy-out drops them (SqueezeNet's 1000 classes: 1008)
+        before = _block_names(sch)
+        w_name, out_name = roles.b.buffer.name, roles.out.buffer.name
+        sch.pad_einsum(conv, [lanes if iv.var is roles.j_var else 1 for iv in sch.get(conv).iter_vars])
+        added = [n for n in _block_names(sch) if n not in before]
+        weight_pad = sch.get_block(f"{w_name}_pad") if f"{w_name}_pad" in added else None
+        copy_out = f"{out_name}_pad" if f"{out_name}_pad" in added else None
+        roles = _roles(sch, conv)
+        if roles is None:
+            raise ScheduleError("the padded convolution is not an implicit GEMM")
     ivs = {iv.var: iv.dom.extent for iv in sch.get(conv).iter_vars}
     out_idx = list(roles.out.indices)
     pixel = next((v for v in reversed(out_idx) if v in roles.i_vars), None)
@@ -220,6 +233,8 @@ def schedule_conv(sch: Schedule, conv: BlockRV, roles: GemmRoles, target, layout
     write_back = sch.cache_write(conv, 0, "local")
     if sch.get_consumers(write_back) and not is_output_block(sch, write_back):
         sch.compute_inline(write_back)
+        if copy_out is not None and not is_output_block(sch, sch.get_block(copy_out)):
+            sch.compute_inline(sch.get_block(copy_out))
     names = _block_names(sch)
     epilogue = [sch.get_block(n) for n in names[names.index(sch.get(conv).name_hint) + 1 :]]
 
@@ -262,8 +277,11 @@ def schedule_conv(sch: Schedule, conv: BlockRV, roles: GemmRoles, target, layout
         _vectorize_row(sch, blk, anchor)
 
     # the weight packed into panels of NR output channels
-    w_index = [r.buffer for r in block_regions(sch.get(conv))[0]].index(roles.b.buffer)
-    pack = sch.cache_read(conv, w_index, "global")
+    if weight_pad is not None:  # the zero-padding copy is the packing
+        pack = weight_pad
+    else:
+        w_index = [r.buffer for r in block_regions(sch.get(conv))[0]].index(roles.b.buffer)
+        pack = sch.cache_read(conv, w_index, "global")
     b_pos = next(k for k, e in enumerate(roles.b.indices) if e is roles.j_var)
     nr = tile.nr
     sch.transform_layout(pack, ("write", 0),
@@ -276,6 +294,25 @@ def schedule_conv(sch: Schedule, conv: BlockRV, roles: GemmRoles, target, layout
     if sch.sample_categorical([True, False], decision=0 if flops is None or flops >= SERIAL_FLOPS else 1):
         par_loops = [outer[0], o_0, *outer[1:]]  # the group outside: its index stays a plain loop
         sch.parallel(par_loops[0] if len(par_loops) == 1 else sch.fuse(*par_loops))
+
+
+def padded_channels(block, j_var, lanes: int) -> int | None:
+    """The output channel count padded to whole vectors of `lanes`, when a convolution block's
+    `channels` (static) are not whole vectors and the zero channels cost at most an eighth of
+    the work; else None. Half vectors run at half the FMA rate: the 1x1 512->1000 at 13x13 in 125
+    vectors of 8 ran at 116 GFLOP/s (one thread, znver5), 2.2x ONNX Runtime.
+
+    >>> from graphc import te, topi, tir
+    >>> x = te.placeholder((1, 8, 5, 5), name="x"); w = te.placeholder((1000, 8, 1, 1), name="w")
+    >>> blk = tir.Schedule(te.create_prim_func([x, w, topi.nn.conv2d(x, w)]))
+    >>> b = blk.get(blk.get_block("conv2d")); padded_channels(b, b.iter_vars[1].var, 16)
+    1008
+    """
+    extent = next((iv.dom.extent for iv in block.iter_vars if iv.var is j_var), None)
+    if not isinstance(extent, IntImm) or extent.value % lanes == 0:
+        return None
+    padded = -(-extent.value // lanes) * lanes
+    return padded if (padded - extent.value) * 8 <= extent.value else None
 
 
 def _vectorize_row(sch: Schedule, block: BlockRV, anchor) -> None:
@@ -316,4 +353,4 @@ def _channel_block(sch: Schedule, reduce: list, panel_row_bytes: int, target) ->
     return None
 
 
-__all__ = ["Conv2d", "ConvTile", "conv_lanes", "conv_tile", "conv_tiles", "schedule_conv"]
+__all__ = ["Conv2d", "ConvTile", "conv_lanes", "conv_tile", "conv_tiles", "padded_channels", "schedule_conv"]
