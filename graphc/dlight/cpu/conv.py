@@ -64,7 +64,10 @@ from .matmul import (
 )
 from .utils import cache_bytes, output_dtype, vector_lanes, vector_registers
 
-MAX_ACCUMULATORS = 24  # measured: 28 zmm accumulators spill (171 vs 244 GFLOP/s on 3x3 64-ch)
+# measured (one thread, znver5): 28 zmm accumulators spill (171 vs 244 GFLOP/s on 3x3 64-ch); 22-24
+# run 20-35% slower than 16-20 (3x3 16->64 at 55x55: 11x2 177, 5x4 222 GFLOP/s; 64->64 at 24x24: 6x4
+# 198, 4x4 249); 21 (7 x 3 vectors) runs as fast as 7 x 2 (246-260 GFLOP/s at 7, 14 and 28)
+MAX_ACCUMULATORS = 21
 
 
 @dataclass(frozen=True)
@@ -84,7 +87,7 @@ def conv_tile(width: int, channels: int, lanes: int, registers: int) -> ConvTile
     """The register tile for an output row of `width` pixels and `channels` output channels.
 
     Among pixel counts dividing the width and vector counts dividing the channels' vectors,
-    the most accumulators (at most 24 with 32 registers, 12 with 16), then the most vectors.
+    the most accumulators (at most 21 with 32 registers, 12 with 16), then the most vectors.
 
     >>> conv_tile(56, 64, 16, 32), conv_tile(7, 512, 16, 32), conv_tile(56, 64, 8, 16)
     (ConvTile(tw=4, nv=4, lanes=16), ConvTile(tw=7, nv=2, lanes=16), ConvTile(tw=2, nv=4, lanes=8))
