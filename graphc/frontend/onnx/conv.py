@@ -141,7 +141,9 @@ def _pool(node, table, kind: str):
     )
     if not indices:
         return y
-    flat = op.image.max_pool2d_indices(x, shape_of(y)[2:], kernel, strides, pads, dilations, storage_order)
+    flat = op.image_regions.max_pool2d_indices(
+        x, shape_of(y)[2:], kernel, strides, pads, dilations, storage_order
+    )
     return y, flat
 
 

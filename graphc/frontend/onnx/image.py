@@ -391,7 +391,7 @@ def col2im(node):
     for name, values, count in expected:
         if len(values) != count:
             raise node.unsupported(name, list(values), f"must have {count} values for {nd} image axes")
-    return op.image.col2im(x, image, block, strides=strides, dilations=dilations, pads=pads)
+    return op.image_regions.col2im(x, image, block, strides=strides, dilations=dilations, pads=pads)
 
 
 @converter("DeformConv", since=19)
@@ -414,7 +414,7 @@ def deform_conv(node):
         dims = shape_of(offset)
         taps = offset_groups * kernel[0] * kernel[1]
         mask = op.ones(shape_expr([dims[0], taps, dims[2], dims[3]]), dtype_of(x))
-    y = op.image.deform_conv2d(
+    y = op.image_regions.deform_conv2d(
         x,
         w,
         offset,
@@ -442,7 +442,7 @@ def roi_align(node):
     ratio = node.attr("sampling_ratio")
     if ratio < 0:
         raise node.unsupported("sampling_ratio", ratio, "must be >= 0 (0: adaptive)")
-    return op.image.roi_align(
+    return op.image_regions.roi_align(
         x,
         rois,
         index,

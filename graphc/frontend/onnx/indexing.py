@@ -1,6 +1,7 @@
-"""Rearrangements by computed indices: ReverseSequence and TensorScatter.
+"""Reads and writes by computed indices: Gather, GatherElements, GatherND, ScatterElements,
+ScatterND, and the rearrangements ReverseSequence and TensorScatter.
 
-Both build, from an `arange` along one axis and per-batch run-time values (sequence lengths,
+The last two build, from an `arange` along one axis and per-batch run-time values (sequence lengths,
 write positions), the index of the element each output position reads, and read it with
 `gather_elements`, whose indices are checked at run time: a sequence length past the time
 axis raises IndexError instead of reading out of bounds.
@@ -8,8 +9,11 @@ axis raises IndexError instead of reading out of bounds.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ... import relax
 from .common import Emitting, cast, dtype_of, ndim_of, norm_axis, shape_expr, shape_of
+from .importer import Known
 from .registry import converter
 
 op = Emitting(relax.op)
@@ -93,3 +97,63 @@ def tensor_scatter(node):
     if dtype_of(incoming) != dtype_of(cache):
         raise node.error(f"update must have the cache's dtype {dtype_of(cache)}, got {dtype_of(incoming)}")
     return op.where(op.broadcast_to(written, full), incoming, cache)
+
+
+# -- gather / scatter -----------------------------------------------------------------------
+
+
+# The gathers and scatters run in mode "raise" (their default): a negative index counts from the
+# end once, as ONNX says, and anything outside [-n, n) raises IndexError when the model runs.
+# Wrapping negatives here as well would wrap [-2n, -n) twice, into a silently wrong element.
+
+
+@converter("Gather", since=1)
+def gather(node):
+    axis = node.attr("axis")
+    data, idx = node.known(0), node.known(1)
+    if data is not None and idx is not None and idx.dtype != object:
+        ax = axis % max(data.ndim, 1)
+        dim = data.shape[ax]
+        if idx.size and (idx.min() < -dim or idx.max() >= dim):
+            bad = idx[(idx < -dim) | (idx >= dim)].reshape(-1)[0]
+            raise node.error(f"index {bad} is out of range [{-dim}, {dim}) for axis {ax} of the data")
+        idx = np.where(idx < 0, idx + dim, idx)
+        return Known(np.take(data, idx, axis=ax), node.importer.known_dtype(node.inputs[0]))
+    x, indices = node.input(0), node.input(1)
+    return op.take(x, indices, axis=norm_axis(axis, ndim_of(x), node))
+
+
+@converter("GatherElements", since=11)
+def gather_elements(node):
+    x, indices = node.input(0), node.input(1)
+    axis = norm_axis(node.attr("axis"), ndim_of(x), node)
+    return op.gather_elements(x, indices, axis=axis)
+
+
+@converter("GatherND", since=11)
+def gather_nd(node):
+    x, indices = node.input(0), node.input(1)
+    batch_dims = node.attr("batch_dims", 0)
+    return op.gather_nd(x, indices, batch_dims=batch_dims)
+
+
+_REDUCTIONS = {"none": "update", "add": "add", "mul": "mul", "max": "max", "min": "min"}
+
+
+@converter("ScatterElements", "Scatter", since=1)
+def scatter_elements(node):
+    x, indices, updates = node.input(0), node.input(1), node.input(2)
+    axis = norm_axis(node.attr("axis"), ndim_of(x), node)
+    reduction = node.attr("reduction", "none") if node.version >= 16 else "none"
+    if reduction not in _REDUCTIONS:
+        raise node.unsupported("reduction", reduction)
+    return op.scatter_elements(x, indices, updates, axis=axis, reduction=_REDUCTIONS[reduction])
+
+
+@converter("ScatterND", since=11)
+def scatter_nd(node):
+    x, indices, updates = node.input(0), node.input(1), node.input(2)
+    reduction = node.attr("reduction", "none") if node.version >= 16 else "none"
+    if reduction not in _REDUCTIONS:
+        raise node.unsupported("reduction", reduction)
+    return op.scatter_nd(x, indices, updates, reduction=_REDUCTIONS[reduction])

@@ -10,7 +10,7 @@ compute from `graphc.topi`) and its fusion pattern; `relax.transform.LegalizeOps
 'kElemWise'
 """
 
-from . import builtin, image, memory, nn, vm
+from . import builtin, image, image_regions, memory, nn, vm
 from .base import call_tir, call_tir_inplace
 from .binary import *  # noqa: F403
 from .binary import __all__ as _binary_all
@@ -40,7 +40,7 @@ from .unary import *  # noqa: F403
 from .unary import __all__ as _unary_all
 
 __all__ = [
-    "builtin", "image", "memory", "vm", *_gs_all, *_scan_all, *_sort_all, *_packed_all,
+    "builtin", "image", "image_regions", "memory", "vm", *_gs_all, *_scan_all, *_sort_all, *_packed_all,
     "Op", "OpInfo", "OpPatternKind", "call_tir", "call_tir_inplace", "infer_struct_info", "list_ops",
     "matmul", "nn", "einsum", "layout_transform",
     "outer",

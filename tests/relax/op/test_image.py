@@ -369,28 +369,3 @@ def test_resize2d_run_time_params():
     ints = R.Var("p", R.TensorStructInfo((6,), "int64"))
     with pytest.raises(TypeInferenceError, match="params to have a float dtype"):
         bb.normalize(R.op.image.resize2d(x, (3, 3), params=ints))
-
-
-def test_col2im_struct_info_and_errors():
-    bb = R.BlockBuilder()
-    x = R.Var("x", R.TensorStructInfo((2, 12, 9), "float32"))
-    call = R.op.image.col2im(x, (5, 6), (2, 3), strides=(2, 1), dilations=(1, 2), pads=(1, 0, 0, 1))
-    assert str(bb.normalize(call).struct_info) == 'R.Tensor((2, 2, 5, 6), dtype="float32")'
-    with pytest.raises(TypeInferenceError, match="multiple of the block size 5"):
-        bb.normalize(R.op.image.col2im(x, (5, 6), (5, 1)))
-    with pytest.raises(TypeInferenceError, match="one size per image axis"):
-        bb.normalize(R.op.image.col2im(x, (5, 6), (2,)))
-
-
-def test_deform_conv2d_struct_info_and_errors():
-    bb = R.BlockBuilder()
-    x = R.Var("x", R.TensorStructInfo((1, 4, 5, 5), "float32"))
-    w = R.Var("w", R.TensorStructInfo((6, 2, 3, 3), "float32"))
-    offset = R.Var("o", R.TensorStructInfo((1, 18, 3, 3), "float32"))
-    mask = R.Var("m", R.TensorStructInfo((1, 9, 3, 3), "float32"))
-    call = R.op.image.deform_conv2d(x, w, offset, mask, groups=2)
-    assert str(bb.normalize(call).struct_info) == 'R.Tensor((1, 6, 3, 3), dtype="float32")'
-    with pytest.raises(TypeInferenceError, match="times groups"):
-        bb.normalize(R.op.image.deform_conv2d(x, w, offset, mask))
-    with pytest.raises(TypeInferenceError, match="offset_groups . KH . KW . 2 channels"):
-        bb.normalize(R.op.image.deform_conv2d(x, w, offset, mask, groups=2, offset_groups=2))
