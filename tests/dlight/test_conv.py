@@ -77,9 +77,12 @@ def test_register_tile_covers_rows_and_channel_vectors():
     assert conv_tile(56, 64, 16, 32) == ConvTile(4, 4, 16)
     assert conv_tile(7, 512, 16, 32) == ConvTile(7, 2, 16)  # a 7-pixel row: 7 x 32 channels
     assert conv_tile(13, 48, 16, 32) == ConvTile(13, 1, 16)  # a prime width: the whole row
-    # at most 21 accumulators: 11 x 2 vectors (22) at 55 pixels and 6 x 4 (24) at 24 ran slower
+    # at most 21 accumulators for part of a row: 11 x 2 vectors (22) at 55 pixels and 6 x 4 (24) at 24
+    # ran slower; 24 for a whole row
     assert conv_tile(55, 64, 16, 32) == ConvTile(5, 4, 16) and conv_tile(24, 64, 16, 32) == ConvTile(4, 4, 16)
     assert conv_tile(7, 96, 16, 32) == ConvTile(7, 3, 16)  # 21: as fast as 7 x 2
+    assert conv_tile(6, 256, 16, 32) == ConvTile(6, 4, 16)
+    assert conv_tile(12, 384, 16, 32) == ConvTile(12, 2, 16)
     assert conv_tile(56, 24, 16, 32) is None  # 24 channels are not whole vectors
     sch = _apply(conv_program(16, 64, 9, 14, 3, pad=1, epilogue=True))
     assert P.loop_kinds(sch, "conv2d_update")[-3:] == ["unroll", "unroll", "vectorized"]

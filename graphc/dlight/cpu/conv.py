@@ -64,10 +64,19 @@ from .matmul import (
 )
 from .utils import cache_bytes, output_dtype, vector_lanes, vector_registers
 
-# measured (one thread, znver5): 28 zmm accumulators spill (171 vs 244 GFLOP/s on 3x3 64-ch); 22-24
-# run 20-35% slower than 16-20 (3x3 16->64 at 55x55: 11x2 177, 5x4 222 GFLOP/s; 64->64 at 24x24: 6x4
-# 198, 4x4 249); 21 (7 x 3 vectors) runs as fast as 7 x 2 (246-260 GFLOP/s at 7, 14 and 28)
-MAX_ACCUMULATORS = 21
+# measured (one thread, znver5): 28 zmm accumulators spill (171 vs 244 GFLOP/s on 3x3 64-ch). A tile
+# of part of a row with 22-24 runs 15-35% slower than 16-21 (3x3 16->64 at 55x55: 11x2 177, 5x4 222
+# GFLOP/s; 64->64 at 24x24: 6x4 198, 4x4 249; 256->384 at 12x12: 6x4 211, 6x3 254; 64->192 at 56x56:
+# 8x3 208, 7x3 257); 21 (7 x 3 vectors) runs as fast as 7 x 2 (246-260 at 7, 14 and 28). A tile of
+# a whole row in 2 or more vectors keeps 24 (1x1 528->256 at 6x6: 6x4 228, 3x4 180 GFLOP/s).
+MAX_ACCUMULATORS = 24
+MAX_PART_ROW_ACCUMULATORS = 21
+
+
+def _fits(tw: int, nv: int, width: int, registers: int) -> bool:
+    if registers < 32:
+        return tw * nv <= registers - 4
+    return tw * nv <= (MAX_ACCUMULATORS if tw == width and nv > 1 else MAX_PART_ROW_ACCUMULATORS)
 
 
 @dataclass(frozen=True)
@@ -87,7 +96,9 @@ def conv_tile(width: int, channels: int, lanes: int, registers: int) -> ConvTile
     """The register tile for an output row of `width` pixels and `channels` output channels.
 
     Among pixel counts dividing the width and vector counts dividing the channels' vectors,
-    the most accumulators (at most 21 with 32 registers, 12 with 16), then the most vectors.
+    the most accumulators (with 32 registers at most 24 for a whole row in 2 or more vectors,
+    else 21; 12 with 16),
+    then the most vectors.
 
     >>> conv_tile(56, 64, 16, 32), conv_tile(7, 512, 16, 32), conv_tile(56, 64, 8, 16)
     (ConvTile(tw=4, nv=4, lanes=16), ConvTile(tw=7, nv=2, lanes=16), ConvTile(tw=2, nv=4, lanes=8))
@@ -95,13 +106,12 @@ def conv_tile(width: int, channels: int, lanes: int, registers: int) -> ConvTile
     if channels % lanes:
         return None
     vectors = channels // lanes
-    limit = MAX_ACCUMULATORS if registers >= 32 else registers - 4
     best = None
     for nv in (4, 3, 2, 1):
         if vectors % nv:
             continue
-        for tw in range(min(width, limit // nv), 0, -1):
-            if width % tw == 0:
+        for tw in range(width, 0, -1):
+            if width % tw == 0 and _fits(tw, nv, width, registers):
                 key = (tw * nv, nv)
                 if best is None or key > best[0]:
                     best = (key, ConvTile(tw, nv, lanes))
@@ -133,9 +143,8 @@ def conv_tiles(width: int, channels: int, lanes: int, registers: int) -> list:
     if channels % lanes:
         return []
     vectors = channels // lanes
-    limit = MAX_ACCUMULATORS if registers >= 32 else registers - 4
     return [[tw, nv] for nv in (1, 2, 3, 4) if vectors % nv == 0
-            for tw in range(1, width + 1) if width % tw == 0 and tw * nv <= limit]  # fmt: skip
+            for tw in range(1, width + 1) if width % tw == 0 and _fits(tw, nv, width, registers)]  # fmt: skip
 
 
 class Conv2d(ScheduleRule):
