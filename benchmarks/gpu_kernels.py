@@ -8,9 +8,9 @@ share of the model's arithmetic (loop iterations of reduction blocks, times the 
 rules. Needs NVRTC only, no GPU.
 
     .venv/bin/python benchmarks/gpu_kernels.py [--models bert,gpt2,vit,resnet] [--arch sm_80] [--small]
-        [--dtype float16] [--tensor-cores never]
+        [--dtype float16|bfloat16] [--tensor-cores never] [--double-buffer off]
 
-`--dtype float16` compiles the models in half precision; the share of the arithmetic that runs
+`--dtype float16` (or `bfloat16`) compiles the models in half precision; the share of the arithmetic that runs
 on tensor cores (kernels of Matmul's WMMA variant) is then reported too.
 
 `--small` uses tiny configurations (seconds instead of minutes); the full-size models are
@@ -39,9 +39,10 @@ SM_THREADS, SM_REGISTERS, SM_SHARED, SM_BLOCKS = 2048, 65536, 164 * 1024, 32
 
 def build_model(name: str, small: bool, dtype: str = "float32"):
     model, inputs = _build_model(name, small)
-    if dtype == "float16":
-        model = model.half()
-        inputs = tuple(x.half() if x.is_floating_point() else x for x in inputs)
+    if dtype in ("float16", "bfloat16"):
+        half = getattr(torch, dtype)
+        model = model.to(half)
+        inputs = tuple(x.to(half) if x.is_floating_point() else x for x in inputs)
     return model, inputs
 
 
@@ -125,7 +126,8 @@ def occupancy(threads: int, registers: int, smem: int) -> float:
     return blocks * threads / SM_THREADS
 
 
-def report(name: str, small: bool, arch: str, dtype: str = "float32", tensor_cores: str = "auto") -> None:
+def report(name: str, small: bool, arch: str, dtype: str = "float32", tensor_cores: str = "auto",
+           double_buffer: bool = True) -> None:
     from graphc.target.source.wmma import uses_wmma
 
     torch.manual_seed(0)
@@ -138,11 +140,12 @@ def report(name: str, small: bool, arch: str, dtype: str = "float32", tensor_cor
     calls = _Calls()
     calls.visit_expr(mod["main"])
     rules = default_rules(target)
-    if tensor_cores != "auto":  # Matmul with its tensor-core variant switched off (or forced)
+    if tensor_cores != "auto" or not double_buffer:  # Matmul's tensor cores or double buffering off
         from graphc.dlight.gpu import Matmul
         from graphc.dlight.gpu.matmul import MatmulConfig
 
-        rules = [Matmul(MatmulConfig(tensor_cores=tensor_cores)) if r.name == "Matmul" else r for r in rules]
+        cfg = MatmulConfig(tensor_cores=tensor_cores, double_buffer=double_buffer)
+        rules = [Matmul(cfg) if r.name == "Matmul" else r for r in rules]
     scheduled, taken, flops, tensor_core = {}, {}, {}, 0
     for gv, func in mod.items():
         if not isinstance(func, tir.PrimFunc) or func.attrs.get("tir.is_host_func"):
@@ -197,9 +200,11 @@ def main() -> None:
                         help="models, space- or comma-separated: bert gpt2 vit resnet (resnet50 is resnet)")
     parser.add_argument("--arch", default="sm_80")
     parser.add_argument("--small", action="store_true")
-    parser.add_argument("--dtype", default="float32", choices=["float32", "float16"])
+    parser.add_argument("--dtype", default="float32", choices=["float32", "float16", "bfloat16"])
     parser.add_argument("--tensor-cores", default="auto", choices=["auto", "never"],
                         help="never: Matmul without its tensor-core variant (the SIMT tiles)")
+    parser.add_argument("--double-buffer", default="on", choices=["on", "off"],
+                        help="off: Matmul stages one copy of its shared tiles (two barriers per k step)")
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
     names = [n.strip().lower() for item in args.models for n in item.split(",") if n.strip()]
@@ -208,7 +213,7 @@ def main() -> None:
     if unknown:
         parser.error(f"unknown model(s) {', '.join(unknown)}; choose from bert, gpt2, vit, resnet")
     for name in names:
-        report(name, args.small, args.arch, args.dtype, args.tensor_cores)
+        report(name, args.small, args.arch, args.dtype, args.tensor_cores, args.double_buffer == "on")
 
 
 if __name__ == "__main__":

@@ -43,7 +43,6 @@ import io
 import json
 import os
 import statistics
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -438,19 +437,12 @@ def _first(value):
 
 
 def machine_peak(repeat: int) -> tuple[float, str]:
-    """GFLOP/s: the better of numpy's 1024^3 sgemm (OpenBLAS's own kernel choice) and threads times
-    one core's micro-kernel rate (benchmarks/matmul.py)."""
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import matmul as mm
+    """GFLOP/s: the best of numpy's 1024^3 sgemm (OpenBLAS's own kernel choice), its 512^3 on one
+    thread times the cores, and threads times one core's micro-kernel rate: the probe the tuner's
+    floor table uses (`graphc.tune.floor.machine_peak`), so the two report the same peak."""
+    from graphc.tune.floor import machine_peak as probe
 
-    size = 1024
-    rng = np.random.default_rng(0)
-    a, b = rng.random((size, size), dtype=np.float32), rng.random((size, size), dtype=np.float32)
-    numpy_ms = mm.time_numpy(a, b, repeat)["best"]
-    numpy_rate = 2 * size**3 / numpy_ms / 1e6
-    core = mm.core_peak(repeat) * graphc.runtime.get_num_threads()
-    how = f"numpy sgemm {numpy_rate:.0f} GFLOP/s, micro-kernel x threads {core:.0f} GFLOP/s"
-    return max(numpy_rate, core), how
+    return probe(repeat)
 
 
 # -- the report -------------------------------------------------------------------------------------

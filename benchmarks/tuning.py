@@ -7,7 +7,10 @@ Three workloads, each tuned with `graphc.tune` for its budget (issue 16's "done 
 
 - matmul: C = A @ B, float32, 1024^3, the kernel alone (10 minutes);
 - mlp: the 784-256-10 MLP at batch 64, the whole compiled model (10 minutes);
-- bert: BERT-base (transformers' BertModel with random weights, sequence 128, batch 1; 20 minutes).
+- bert: BERT-base (transformers' BertModel with random weights, sequence 128, batch 1; 20 minutes);
+- matmul-opencl (only when named in --models): a 512^3 float32 matmul tuned for `opencl` and
+  timed on the OpenCL device (5 minutes). Here that device is PoCL, a CPU: the row checks the
+  GPU tuning mechanics end to end; its timings say nothing about a GPU (docs/tuning.md).
 
 `--budget S` gives every workload S seconds instead (a quick check: `--budget 60`). The rows
 are measured interleaved (default, tuned, ONNX Runtime, numpy, default, tuned, ...: a load
@@ -31,7 +34,7 @@ import time
 
 import numpy as np
 
-BUDGETS = {"matmul": 600.0, "mlp": 600.0, "bert": 1200.0}
+BUDGETS = {"matmul": 600.0, "mlp": 600.0, "bert": 1200.0, "matmul-opencl": 300.0}
 
 
 def time_rows(fns: dict, repeat: int = 10, min_ms: float = 50.0) -> dict:
@@ -163,6 +166,52 @@ def run_matmul(budget: float, records: str, repeat: int, tune: bool = True) -> d
             "claimed": claimed(db, tasks_of_module(IRModule({"main": func})), target)}
 
 
+def run_matmul_opencl(budget: float, records: str, repeat: int, tune: bool = True) -> dict:
+    """The 512^3 matmul tuned for opencl, default vs tuned timed on the OpenCL device (and numpy)."""
+    import graphc
+    from graphc import te
+    from graphc.dlight import default_rules
+    from graphc.dlight.base.transform import apply_rules
+    from graphc.ir.module import IRModule
+    from graphc.target import Target
+    from graphc.tune.apply import replay
+    from graphc.tune.database import Database
+    from graphc.tune.tasks import tasks_of_module, workload_key
+
+    n = 512
+    A = te.placeholder((n, n), "float32", name="A")
+    B = te.placeholder((n, n), "float32", name="B")
+    k = te.reduce_axis((0, n), "k")
+    C = te.compute((n, n), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+    func = te.create_prim_func([A, B, C])
+    target = Target("opencl")
+    dev = graphc.opencl(0)
+    db = graphc.tune(func, target, trials=100000, time_budget=budget, records=records, timeout=60) if tune \
+        else Database.open(records)
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((n, n), "float32"), rng.standard_normal((n, n), "float32")
+    ta, tb, tc = (graphc.runtime.tensor(x, dev) for x in (a, b, np.zeros((n, n), "float32")))
+
+    def kernel_of(scheduled):
+        lib = graphc.build(IRModule({"main": scheduled.with_attr("global_symbol", "main")}), target=target)
+        kernel = lib["main"]
+
+        def run():
+            kernel(ta, tb, tc)
+            dev.sync()
+
+        return run
+
+    default = kernel_of(apply_rules(func, target, default_rules(target)))
+    best = db.best(workload_key(func), target)
+    tuned = kernel_of(replay(func, best, target)) if best is not None else default
+    tuned()
+    np.testing.assert_allclose(tc.numpy(), a @ b, rtol=1e-3, atol=1e-3)
+    fns = {"graphc default": default, "graphc tuned": tuned, "numpy": lambda: a @ b}
+    return {"rows": time_rows(fns, repeat), "report": db.last_run,
+            "claimed": claimed(db, tasks_of_module(IRModule({"main": func})), target)}
+
+
 def run_model(name: str, model, inputs, budget: float, records: str, repeat: int, onnx_model=None,
               numpy_fn=None, tune: bool = True) -> dict:
     import torch
@@ -257,7 +306,7 @@ def main() -> None:
 
     records_dir = args.records or tempfile.mkdtemp(prefix="graphc-tuning-")
     os.makedirs(records_dir, exist_ok=True)
-    runs = {"matmul": run_matmul, "mlp": run_mlp, "bert": run_bert}
+    runs = {"matmul": run_matmul, "mlp": run_mlp, "bert": run_bert, "matmul-opencl": run_matmul_opencl}
     results = {}
     for name in args.models.split(","):
         if name not in runs:

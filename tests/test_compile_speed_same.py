@@ -119,3 +119,72 @@ def test_int_sets_are_each_int_set():
                 assert expr_text(a) == expr_text(b), expr
     assert [s.min_value for s in ana.int_sets([], dom)] == []
     np.testing.assert_equal(len(ana.int_sets(exprs, {})), len(exprs))
+
+
+def test_fewer_collections_compile_the_same(monkeypatch, uncached):
+    """`graphc.compile` collects garbage less often (`driver.fewer_collections`); with the
+    collector at its defaults the same kernels and constants come out."""
+    import contextlib
+
+    mod = _module()
+    fast = _scheduled(mod)
+    monkeypatch.setattr(driver, "fewer_collections", contextlib.nullcontext)
+    _assert_same(fast, _scheduled(mod))
+
+
+def test_fewer_collections_puts_the_collector_back(uncached):
+    import gc
+
+    seen = []
+
+    def progress(message, done, total):
+        seen.append((gc.get_threshold(), gc.get_freeze_count() > 0))
+
+    before, frozen = gc.get_threshold(), gc.get_freeze_count()
+    driver.compile(_module(), progress=progress)
+    assert seen and all(state == (driver._GC_THRESHOLD, True) for state in seen)
+    assert (gc.get_threshold(), gc.get_freeze_count()) == (before, frozen)
+    with driver.fewer_collections():  # nested: the outer one puts it back
+        with driver.fewer_collections():
+            pass
+        assert gc.get_threshold() == driver._GC_THRESHOLD
+    assert (gc.get_threshold(), gc.get_freeze_count()) == (before, frozen)
+    gc.disable()  # the program's choice: left alone
+    try:
+        with driver.fewer_collections():
+            assert not gc.isenabled() and gc.get_threshold() == before and gc.get_freeze_count() == frozen
+    finally:
+        gc.enable()
+    with pytest.raises(ZeroDivisionError):  # an error in the compile puts it back too
+        with driver.fewer_collections():
+            1 / 0  # noqa: B018
+    assert (gc.get_threshold(), gc.get_freeze_count()) == (before, frozen)
+
+
+def test_ir_generated_by_the_lowering_children_is_the_builds(monkeypatch, uncached):
+    """The children lowering kernels generate their LLVM IR too (`remember_ir`); the build
+    takes it, and it is the IR the build would have generated itself."""
+    from graphc.ir.transform import _GLOBAL_INSTRUMENTS
+    from graphc.target.llvm import build as llvm_build
+
+    saved = list(_GLOBAL_INSTRUMENTS)  # the suite's round-trip check keeps kernels in one process
+    _GLOBAL_INSTRUMENTS.clear()
+    try:
+        monkeypatch.setenv("GRAPHC_COMPILE_JOBS", "2")
+        monkeypatch.setattr(driver, "PARALLEL_MIN_KERNELS", 2)
+        monkeypatch.setattr(llvm_build, "PARALLEL_MIN_CHARS", 0)
+        texts, taken = [], []
+        original_many, original_ahead = llvm_build.compile_many, llvm_build._ahead_of_time
+        monkeypatch.setattr(llvm_build, "compile_many", lambda parts, target: texts.append(parts)
+                            or original_many(parts, target))
+        monkeypatch.setattr(llvm_build, "_ahead_of_time",
+                            lambda *a: taken.append(original_ahead(*a)) or taken[-1])
+        mod = _module()
+        driver.compile(mod)
+        assert any(t is not None for t in taken), "no kernel's IR came from a child"
+        assert not llvm_build._AHEAD  # dropped after the compile
+        monkeypatch.setattr(driver, "_make_ahead", lambda make, results, kernels: {})
+        driver.compile(mod)
+    finally:
+        _GLOBAL_INSTRUMENTS[:] = saved
+    assert len(texts) == 2 and texts[0] == texts[1]

@@ -27,13 +27,12 @@ def add_arguments(parser) -> None:
 
 def run(args) -> int:
     from ..loader import load
-    from ..tune.api import tune
+    from ..tune.api import require_device, tune
     from ..tune.database import Database, TuningRecordError
 
     target = target_of(args)
-    if not target.is_cpu:
-        raise usage_error(f"--target {args.target!r}: tuning for {target.kind} is not supported yet; "
-                          f"tune for llvm")
+    if not target.is_cpu:  # measured on the target's device: say at once when there is none
+        require_device(target)
     shapes = shapes_of(args)
     try:
         db = Database(args.output)

@@ -4,7 +4,7 @@
 a new rule reaches every user by being added here.
 
 >>> [rule.name for rule in default_rules("llvm")]
-['Attention', 'Matmul', 'Conv2d', 'Window', 'Reduction', 'Fallback']
+['Attention', 'Matmul', 'Conv2d', 'Depthwise', 'Window', 'Reduction', 'Fallback']
 >>> default_schedule("llvm").info.name
 'ApplyDefaultSchedule'
 """
@@ -20,7 +20,8 @@ def default_rules(target: str | dict | Target | None = None) -> list[ScheduleRul
     """Fresh instances of the default rules for `target` (default: the current target, else llvm)."""
     target = Target.resolve(target)
     if target.is_cpu:
-        return [cpu.Attention(), cpu.Matmul(), cpu.Conv2d(), cpu.Window(), cpu.Reduction(), cpu.Fallback()]
+        return [cpu.Attention(), cpu.Matmul(), cpu.Conv2d(), cpu.Depthwise(), cpu.Window(), cpu.Reduction(),
+                cpu.Fallback()]
     if target.is_gpu:
         return [gpu.Matmul(), gpu.Conv2d(), gpu.GEMV(), gpu.LowBatchGEMV(), gpu.Reduction(),
                 gpu.GeneralReduction(), gpu.Transpose(), gpu.Fallback()]

@@ -2,6 +2,7 @@
 
 After the common lowering (`graphc.lower`), each PrimFunc goes through the GPU passes:
 
+    InjectDoubleBuffer     ping-pong shared tiles of loops annotated "double_buffer"
     InjectThreadSync       barriers where a block's threads share memory
     LowerThreadAllreduce   cross-thread reductions: warp shuffles (CUDA), shared-memory trees
     SplitHostDevice        host code that launches kernels + the kernels
@@ -32,6 +33,7 @@ from ..errors import CodegenError
 from ..runtime.device_module import DeviceCode, DeviceModule
 from ..runtime.module import Module
 from ..tir.function import PrimFunc
+from ..tir.transform.inject_double_buffer import inject_double_buffer
 from ..tir.transform.inject_thread_sync import inject_thread_sync
 from ..tir.transform.lower_thread_allreduce import lower_thread_allreduce
 from ..tir.transform.split_host_device import split_host_device
@@ -43,7 +45,7 @@ from .target import Target
 
 def device_passes(func: PrimFunc, target: Target) -> PrimFunc:
     """The GPU passes that run on a whole function, before it is split into host and kernels."""
-    func = inject_thread_sync(func)
+    func = inject_thread_sync(inject_double_buffer(func))
     warp = target.thread_warp_size if target.kind == "cuda" else 1
     return lower_thread_allreduce(func, warp)
 

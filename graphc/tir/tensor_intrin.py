@@ -1,5 +1,5 @@
-"""The WMMA tensor intrinsics (16x16x16, float16 inputs, float32 accumulators), registered for
-`Schedule.tensorize` on import.
+"""The WMMA tensor intrinsics (16x16x16, float16 or bfloat16 inputs, float32 accumulators),
+registered for `Schedule.tensorize` on import.
 
 | name | computes (desc) | impl |
 |---|---|---|
@@ -9,6 +9,11 @@
 | `wmma_sync_16x16x16_f16f16f32` | `C[i, j] += f32(A[i, k]) * f32(B[k, j])` | `tir.wmma_mma` |
 | `wmma_sync_16x16x16_f16f16f32_trans` | `C[i, j] += f32(A[i, k]) * f32(B[j, k])` | `tir.wmma_mma_bt` |
 | `wmma_store_16x16_f32` | `D[i, j] = C[i, j]` | `tir.wmma_store` |
+
+The bfloat16 set (`wmma_load_16x16x16_bf16_a`, ..., `wmma_sync_16x16x16_bf16bf16f32[_trans]`,
+sm_80+) has the same computations over bfloat16 tiles and calls the same `tir.wmma_*`: the code
+generator picks the instruction by the dtype of the tiles. `wmma_intrinsics(dtype)` names the
+set of an input dtype.
 
 A fragment lives in a buffer of scope "wmma.matrix_a", "wmma.matrix_b" or "wmma.accumulator",
 one per warp (its indices depend on the warp's thread index, never on the lane): a 32 x 32
@@ -42,7 +47,26 @@ WMMA_LOAD_B_TRANS = "wmma_load_16x16x16_f16_b_trans"
 WMMA_SYNC = "wmma_sync_16x16x16_f16f16f32"
 WMMA_SYNC_TRANS = "wmma_sync_16x16x16_f16f16f32_trans"
 WMMA_STORE = "wmma_store_16x16_f32"
+WMMA_LOAD_A_BF16 = "wmma_load_16x16x16_bf16_a"
+WMMA_LOAD_B_BF16 = "wmma_load_16x16x16_bf16_b"
+WMMA_LOAD_B_TRANS_BF16 = "wmma_load_16x16x16_bf16_b_trans"
+WMMA_SYNC_BF16 = "wmma_sync_16x16x16_bf16bf16f32"
+WMMA_SYNC_TRANS_BF16 = "wmma_sync_16x16x16_bf16bf16f32_trans"
 TILE = 16
+INPUT_DTYPES = ("float16", "bfloat16")
+
+
+def wmma_intrinsics(dtype: str) -> dict:
+    """{"load_a", "load_b", "load_b_trans", "sync", "sync_trans": intrinsic name} for inputs of
+    `dtype` (float16 or bfloat16)."""
+    if dtype == "float16":
+        names = (WMMA_LOAD_A, WMMA_LOAD_B, WMMA_LOAD_B_TRANS, WMMA_SYNC, WMMA_SYNC_TRANS)
+    elif dtype == "bfloat16":
+        names = (WMMA_LOAD_A_BF16, WMMA_LOAD_B_BF16, WMMA_LOAD_B_TRANS_BF16, WMMA_SYNC_BF16,
+                 WMMA_SYNC_TRANS_BF16)
+    else:
+        raise ValueError(f"no WMMA intrinsics take {dtype} inputs (they take {' or '.join(INPUT_DTYPES)})")
+    return dict(zip(("load_a", "load_b", "load_b_trans", "sync", "sync_trans"), names))
 
 
 def _desc(block: str, buffers: list, kinds: str, compute) -> PrimFunc:
@@ -106,15 +130,17 @@ def _register() -> None:
     TensorIntrin.register(WMMA_FILL, _desc("C", [("C", "float32")], "SS", _fill),
                           _impl([("C", "float32")], "tir.wmma_fill", [0], [const(0.0, "float32")]),
                           override=True)
-    for name, which in ((WMMA_LOAD_A, "a"), (WMMA_LOAD_B, "b"), (WMMA_LOAD_B_TRANS, "bt")):
-        TensorIntrin.register(name, _desc("F", [("S", "float16"), ("F", "float16")], "SS", _copy),
-                              _impl([("S", "float16"), ("F", "float16")], f"tir.wmma_load_{which}", [1, 0]),
-                              override=True)
-    operands = [("A", "float16"), ("B", "float16"), ("C", "float32")]
-    TensorIntrin.register(WMMA_SYNC, _desc("C", operands, "SSR", _mma(False)),
-                          _impl(operands, "tir.wmma_mma", [2, 0, 1, 2]), override=True)
-    TensorIntrin.register(WMMA_SYNC_TRANS, _desc("C", operands, "SSR", _mma(True)),
-                          _impl(operands, "tir.wmma_mma_bt", [2, 0, 1, 2]), override=True)
+    for dt in INPUT_DTYPES:
+        names = wmma_intrinsics(dt)
+        for key, which in (("load_a", "a"), ("load_b", "b"), ("load_b_trans", "bt")):
+            tiles = [("S", dt), ("F", dt)]
+            TensorIntrin.register(names[key], _desc("F", tiles, "SS", _copy),
+                                  _impl(tiles, f"tir.wmma_load_{which}", [1, 0]), override=True)
+        operands = [("A", dt), ("B", dt), ("C", "float32")]
+        TensorIntrin.register(names["sync"], _desc("C", operands, "SSR", _mma(False)),
+                              _impl(operands, "tir.wmma_mma", [2, 0, 1, 2]), override=True)
+        TensorIntrin.register(names["sync_trans"], _desc("C", operands, "SSR", _mma(True)),
+                              _impl(operands, "tir.wmma_mma_bt", [2, 0, 1, 2]), override=True)
     TensorIntrin.register(WMMA_STORE, _desc("F", [("C", "float32"), ("F", "float32")], "SS", _copy),
                           _impl([("C", "float32"), ("D", "float32")], "tir.wmma_store", [1, 0]),
                           override=True)
@@ -122,5 +148,6 @@ def _register() -> None:
 
 _register()
 
-__all__ = ["TILE", "WMMA_FILL", "WMMA_LOAD_A", "WMMA_LOAD_B", "WMMA_LOAD_B_TRANS", "WMMA_STORE", "WMMA_SYNC",
-           "WMMA_SYNC_TRANS"]
+__all__ = ["INPUT_DTYPES", "TILE", "WMMA_FILL", "WMMA_LOAD_A", "WMMA_LOAD_A_BF16", "WMMA_LOAD_B",
+           "WMMA_LOAD_B_BF16", "WMMA_LOAD_B_TRANS", "WMMA_LOAD_B_TRANS_BF16", "WMMA_STORE", "WMMA_SYNC",
+           "WMMA_SYNC_BF16", "WMMA_SYNC_TRANS", "WMMA_SYNC_TRANS_BF16", "wmma_intrinsics"]

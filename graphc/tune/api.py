@@ -73,9 +73,8 @@ def tune(model, target="llvm", *, trials: int = 64, time_budget: float | None = 
     if isinstance(confirm, bool) or not isinstance(confirm, int) or confirm < 0:
         raise ValueError(f"graphc.tune: confirm must be a non-negative integer, got {confirm!r}")
     target = Target.resolve(target)
-    if not target.is_cpu:
-        raise GraphcError(f"graphc.tune: tuning for {target.kind} is not supported yet; tune for llvm "
-                          f"(the CPU)")
+    if not target.is_cpu and runner is None:
+        require_device(target)
     require_sklearn()
     if plot is not None:
         from .plot import require_matplotlib
@@ -134,6 +133,28 @@ def tune(model, target="llvm", *, trials: int = 64, time_budget: float | None = 
     return db
 
 
+def require_device(target) -> None:
+    """Raise GraphcError unless a device of GPU target `target`'s kind is visible here: the
+    candidates are measured on it (tuning for a GPU needs the GPU)."""
+    from ..runtime import device
+
+    kind = "cuda" if target.kind in ("cuda", "nvptx") else target.kind
+    try:
+        visible = device(kind, 0).exist
+    except Exception:  # noqa: BLE001 - a driver that does not load: no device
+        visible = False
+    if visible:
+        return
+    if kind == "cuda":
+        raise GraphcError(f"graphc.tune: no CUDA device is visible, so candidates for {target.kind} cannot "
+                          f"be measured and no tuning records can be written; tune on a machine with an "
+                          f"NVIDIA GPU (graphc.compile for {target.kind} works without one, with the default "
+                          f"schedules)")
+    raise GraphcError(f"graphc.tune: no {kind} device is visible (no OpenCL platform: install one, e.g. "
+                      f"PoCL, apt-get install pocl-opencl-icd), so candidates for {target.kind} cannot be "
+                      f"measured")
+
+
 def _tasks(model, target, **kwargs):
     """The tasks of `model` worth tuning, and (name, why) of the others."""
     from ..ir.module import IRModule
@@ -162,4 +183,4 @@ def model_latency(report: TuneReport) -> float:
     return report.history[-1][1] if report.history else math.inf
 
 
-__all__ = ["TuneReport", "model_latency", "tune"]
+__all__ = ["TuneReport", "model_latency", "require_device", "tune"]

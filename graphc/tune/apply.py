@@ -21,11 +21,18 @@ from .database import Database, TuningRecordWarning, target_key
 from .tasks import workload_key
 
 
-def replay(func: PrimFunc, record) -> PrimFunc:
-    """`func` scheduled by `record`'s trace (raises when the trace does not apply)."""
+def replay(func: PrimFunc, record, target=None) -> PrimFunc:
+    """`func` scheduled by `record`'s trace (raises when the trace does not apply). On a GPU
+    target the trace starts from the function as the GPU rules see it (`dlight.gpu.utils.prepare`:
+    float32 accumulators, 32-bit indices), as the rule that recorded it did."""
+    from ..target import Target
     from ..tir.schedule import Schedule
     from ..tir.schedule.trace import Trace
 
+    if Target.resolve(target).is_gpu:
+        from ..dlight.gpu.utils import prepare
+
+        func = prepare(func)
     sch = Schedule(IRModule({"main": func}))
     Trace.from_json(record.trace).apply_to(sch)
     return sch.mod["main"]
@@ -50,7 +57,7 @@ class ApplyTuningRecords:
             if record is None:
                 continue
             try:
-                scheduled = replay(func, record)
+                scheduled = replay(func, record, self.target)
             except (GraphcError, KeyError, TypeError, ValueError, IndexError) as err:
                 warnings.warn(f"the tuning record of kernel {gv.name_hint!r} does not replay ({err}); it "
                               f"gets the default schedule", TuningRecordWarning, stacklevel=2)

@@ -5,7 +5,8 @@ loop nest the code generator will see: how much of the work runs in parallel loo
 how wide, how much is vectorized and at what width, what is unrolled, the innermost trip
 counts, the bytes each store's accesses touch within the innermost one to four loops
 (a cache-footprint proxy), local and global allocations, FLOPs, argument bytes and the
-arithmetic intensity. The search appends the candidate's decisions (the sampled tile
+arithmetic intensity; on a GPU target the threads per block, the thread blocks and the
+shared memory (0 for a CPU kernel). The search appends the candidate's decisions (the sampled tile
 sizes and choices, log-scaled).
 
 `CostModel` is scikit-learn's `HistGradientBoostingRegressor` (docs/tuning.md says why)
@@ -42,6 +43,7 @@ FEATURE_NAMES = (
     "static_stores", "static_loads",
     "log2_bytes_level1", "log2_bytes_level2", "log2_bytes_level3", "log2_bytes_level4",
     "log2_local_alloc_bytes", "log2_global_alloc_bytes", "allocations",
+    "log2_threads_per_block", "log2_thread_blocks", "log2_shared_alloc_bytes",
 )
 
 
@@ -67,6 +69,9 @@ class _Walk(StmtExprVisitor):
         self.level_bytes = [0.0] * 4
         self.local_bytes = self.global_bytes = 0
         self.allocations = 0
+        self.threads = self.blocks = 1  # GPU: threadIdx.* and blockIdx.* extents (each axis once)
+        self.shared_bytes = 0
+        self._bound: dict = {}
         self._accesses: list = []
 
     def visit_For(self, op):  # noqa: N802 - the visitor's naming
@@ -79,6 +84,8 @@ class _Walk(StmtExprVisitor):
         elif op.kind == tir_stmt.ForKind.UNROLLED:
             self.unrolled_loops += 1
             self.unrolled_extent *= extent
+        elif op.kind == tir_stmt.ForKind.THREAD_BINDING and op.thread_binding is not None:
+            self._bind(op.thread_binding.thread_tag, extent)
         else:
             self.serial_loops += 1
         self.loops.append(op)
@@ -86,11 +93,26 @@ class _Walk(StmtExprVisitor):
         self.visit_stmt(op.body)
         self.loops.pop()
 
+    def _bind(self, tag: str, extent: int) -> None:
+        if tag not in self._bound:  # a kernel binds an axis once per stage; count it once
+            self._bound[tag] = extent
+            if tag.startswith("threadIdx"):
+                self.threads *= extent
+            elif tag.startswith("blockIdx"):
+                self.blocks *= extent
+
+    def visit_AttrStmt(self, op):  # noqa: N802 - lowered thread bindings: launch_thread
+        if op.attr_key == "thread_extent" and getattr(op.node, "thread_tag", None):
+            self._bind(op.node.thread_tag, _int(op.value) or 1)
+        super().visit_AttrStmt(op)
+
     def visit_Allocate(self, op):  # noqa: N802
         size = math.prod(_int(e) or 1 for e in op.extents) * _bytes(op.dtype)
         self.allocations += 1
         if op.scope == "global":
             self.global_bytes += size
+        elif op.scope == "shared":
+            self.shared_bytes += size
         else:
             self.local_bytes += size
         self.visit_stmt(op.body)
@@ -181,6 +203,7 @@ def features(func: PrimFunc, lowered: PrimFunc | None = None) -> list[float]:
         float(walk.stores), float(walk.loads),
         *(_log2(b / max(len(walk.innermost), 1)) for b in walk.level_bytes),
         _log2(walk.local_bytes), _log2(walk.global_bytes), float(walk.allocations),
+        _log2(walk.threads), _log2(walk.blocks), _log2(walk.shared_bytes),
     ]
 
 

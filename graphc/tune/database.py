@@ -45,10 +45,47 @@ def graphc_version() -> str:
 
 
 def target_key(target) -> str:
-    """The target a record is for: the full description, host CPU and features filled in."""
+    """The target a record is for: the full description, host CPU and features filled in; for a
+    GPU the architecture (CUDA), the device (OpenCL: the name of the visible device, unless the
+    target names one) and the limits the schedules were sized by, so that records measured on
+    one device are never applied to another kind or another device.
+
+    >>> target_key("cuda -arch=sm_90")
+    'cuda -arch=sm_90 -max_num_threads=1024 -max_shared_memory_per_block=49152 -thread_warp_size=32'
+    """
     from ..target import Target
 
-    return Target.resolve(target).resolved()
+    target = Target.resolve(target)
+    if target.is_cpu:
+        return target.resolved()
+    options = {"max_num_threads": target.max_num_threads, "thread_warp_size": target.thread_warp_size,
+               "max_shared_memory_per_block": target.max_shared_memory_per_block}
+    if target.kind in ("cuda", "nvptx"):
+        options["arch"] = target.arch
+    if target.kind == "opencl":
+        device = target.options.get("device") or opencl_device_name()
+        if device:
+            options["device"] = device
+    return " ".join([target.kind] + [f"-{k}={options[k]}" for k in sorted(options)])
+
+
+def opencl_device_name() -> str | None:
+    """The name of the first OpenCL device, spaces as underscores (a target option's value); None
+    without an OpenCL platform."""
+    global _OPENCL_NAME
+    if _OPENCL_NAME is None:
+        from ..runtime import device
+
+        try:
+            dev = device("opencl", 0)
+            name = dev.api.device_name(0) if dev.exist else ""
+        except Exception:  # noqa: BLE001 - no platform, no driver: no device to name
+            name = ""
+        _OPENCL_NAME = "_".join(str(name).split()).replace("=", "_")
+    return _OPENCL_NAME or None
+
+
+_OPENCL_NAME: str | None = None
 
 
 @dataclasses.dataclass

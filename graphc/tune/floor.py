@@ -5,9 +5,14 @@ moving its arguments' bytes at the machine's bandwidth: its floor is the larger 
 `max(flops / peak, bytes / bandwidth)`. Both rates are measured beside the kernel, in the
 same interleaved rounds (`time_tasks`: default, tuned, peak probe, bandwidth probe, default,
 ...), so a load that comes and goes on the machine lowers them with the kernel's own speed:
-the peak is numpy's 512^3 float32 matmul on one thread times the cores, the bandwidth a copy moving as many
-bytes as the kernel's arguments hold (one thread and two, the better), so a kernel whose
-arguments fit in a cache is held to the cache's bandwidth, not to the memory's.
+the peak is the best of three matmul probes (`Probes.rates`: numpy's 512^3 float32 matmul on
+one thread times the cores, numpy's 1024^3 on BLAS's own threads, and graphc's register-tiled
+matmul kernel, `benchmarks/matmul.py`'s micro-kernel, on an L2-sized 256^3 problem on one
+thread times the threads; `machine_peak` is the same probe for `benchmarks/models.py`), the
+bandwidth a copy moving as many bytes as the kernel's arguments hold (one thread and two, the
+better), so a kernel whose arguments fit in a cache is held to the cache's bandwidth, not to
+the memory's. (numpy's 512^3 alone, OpenBLAS's kernel for this CPU, underrated znver5's
+AVX-512 peak about 2x: kernels ran faster than their floor.)
 `floor_rows` / `format_floor_table` put them together: per task its calls per model run,
 FLOPs, bytes, the two times, the floor, the default's distance to it and its share of the
 model's time.
@@ -27,13 +32,13 @@ import time
 import numpy as np
 
 
-def _seconds(fn, min_seconds: float) -> float:
-    """Seconds of the fastest call of `fn` among enough calls to last `min_seconds` (5 at least),
+def _seconds(fn, min_seconds: float, min_calls: int = 5) -> float:
+    """Seconds of the fastest call of `fn` among enough calls to last `min_seconds` (`min_calls` at least),
     after one warm-up call: on a loaded machine most calls of a parallel kernel wait for its
     threads (`measure._time_interleaved`), and the kernel and its floor are held alike."""
     fn()
     fastest, calls, begin = math.inf, 0, time.perf_counter()
-    while calls < 5 or (calls < 10000 and time.perf_counter() - begin < min_seconds):
+    while calls < min_calls or (calls < 10000 and time.perf_counter() - begin < min_seconds):
         start = time.perf_counter()
         fn()
         fastest = min(fastest, time.perf_counter() - start)
@@ -42,31 +47,84 @@ def _seconds(fn, min_seconds: float) -> float:
 
 
 class Probes:
-    """The machine's rates, measured on demand: `gflops()` the matmul peak, numpy's 512^3 float32
-    matmul on one BLAS thread times the cores this process may use (one thread's fastest call
-    is clean on a loaded machine far more often than a two-thread call, whose second thread
-    waits in the run queue: under load 20 numpy's two-thread 1024^3 matmul gave 7-25 GFLOP/s
-    at best); `copy(nbytes)` seconds of a copy moving `nbytes` (read and written), on one
-    thread or two (whichever is faster now)."""
+    """The machine's rates, measured on demand: `gflops()` the matmul peak, the best of `rates()`
+    (module docstring; the one-thread probes times the cores: one thread's fastest call is
+    clean on a loaded machine far more often than a two-thread call, whose second thread waits
+    in the run queue: under load 20 numpy's two-thread 1024^3 matmul gave 7-25 GFLOP/s at best,
+    so that probe only counts on a quiet machine); `copy(nbytes)` seconds of a copy moving
+    `nbytes` (read and written), on one thread or two (whichever is faster now)."""
 
-    def __init__(self):
+    KERNEL_SIZE = 256  # the micro-kernel's problem: A, B and C (768 KiB) stay in L2
+
+    def __init__(self, kernel: bool = True):
         import os
         from concurrent.futures import ThreadPoolExecutor
 
-        self.a = np.random.default_rng(0).standard_normal((512, 512), "float32")
+        rng = np.random.default_rng(0)
+        self.a = rng.standard_normal((512, 512), "float32")
+        self.big = rng.standard_normal((1024, 1024), "float32")
         self.cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
         self.pool = ThreadPoolExecutor(2)
         self._arrays: dict = {}
+        self._kernel = None if kernel else False  # built on first use (a second of compiling)
 
     def close(self) -> None:
         self.pool.shutdown()
 
     def gflops(self, min_seconds: float = 0.02) -> float:
+        """The matmul peak now, GFLOP/s: the best of `rates`."""
+        return max(self.rates(min_seconds).values())
+
+    def rates(self, min_seconds: float = 0.02) -> dict:
+        """{probe: GFLOP/s} of each matmul probe (module docstring), measured now."""
         from threadpoolctl import threadpool_limits
 
         with threadpool_limits(1):
-            seconds = _seconds(lambda: self.a @ self.a, min_seconds)
-        return 2 * 512**3 / seconds / 1e9 * self.cores
+            one = _seconds(lambda: self.a @ self.a, min_seconds)
+        out = {"numpy 512^3 x cores": 2 * 512**3 / one / 1e9 * self.cores,
+               # 5-200 ms a call (quiet or loaded machine): two calls after the warm-up
+               "numpy 1024^3": 2 * 1024**3 / _seconds(lambda: self.big @ self.big, min_seconds, 2) / 1e9}
+        kernel = self._micro_kernel()
+        if kernel:
+            from ..runtime import get_num_threads, set_num_threads
+
+            run, args, n = kernel
+            threads = get_num_threads()
+            set_num_threads(1)
+            try:
+                seconds = _seconds(lambda: run(*args), min_seconds)
+            finally:
+                set_num_threads(threads)
+            out["micro-kernel x threads"] = 2 * n**3 / seconds / 1e9 * threads
+        return out
+
+    def _micro_kernel(self):
+        """(kernel, runtime tensors, n) of graphc's default matmul schedule for this CPU (the
+        register-tiled micro-kernel of `dlight.cpu.Matmul`) on n^3 = KERNEL_SIZE^3; False when
+        it does not build here."""
+        if self._kernel is None:
+            import graphc
+            from graphc import te
+            from graphc.ir.module import IRModule
+            from graphc.runtime import tensor
+
+            from .space import sample_schedule, scheduled_func
+
+            n = self.KERNEL_SIZE
+            A = te.placeholder((n, n), "float32", name="A")
+            B = te.placeholder((n, n), "float32", name="B")
+            k = te.reduce_axis((0, n), "k")
+            C = te.compute((n, n), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+            try:
+                func = scheduled_func(sample_schedule(te.create_prim_func([A, B, C]), "llvm"))
+                lib = graphc.build(IRModule({"main": func.with_attr("global_symbol", "main")}), target="llvm")
+            except Exception:  # noqa: BLE001 - a probe, not the kernel under test: do without it
+                self._kernel = False
+            else:
+                rng = np.random.default_rng(1)
+                args = [tensor(rng.standard_normal((n, n), "float32")) for _ in range(2)]
+                self._kernel = (lib["main"], [*args, tensor(np.zeros((n, n), "float32"))], n)
+        return self._kernel
 
     def copy(self, nbytes: int, min_seconds: float = 0.02) -> float:
         if nbytes not in self._arrays:
@@ -165,6 +223,20 @@ def format_floor_table(rows: list[FloorRow]) -> str:
     return "\n".join(lines)
 
 
+def machine_peak(repeat: int = 10, min_seconds: float = 0.02) -> tuple[float, str]:
+    """(GFLOP/s, how it was found): the machine's matmul peak, the best of `repeat` rounds of
+    `Probes.rates` (what `benchmarks/models.py` prints as the measured peak)."""
+    probes = Probes()
+    best: dict = {}
+    try:
+        for _ in range(repeat):
+            for name, rate in probes.rates(min_seconds).items():
+                best[name] = max(best.get(name, 0.0), rate)
+    finally:
+        probes.close()
+    return max(best.values()), ", ".join(f"{name} {rate:.0f} GFLOP/s" for name, rate in best.items())
+
+
 def time_tasks(tasks, db, target, repeat: int = 5, min_seconds: float = 0.02) -> dict:
     """{workload: (default s, tuned s, GFLOP/s, GB/s)} of each task: its default schedule and its
     best record (the default's when it has none), built as `graphc.compile` builds them and
@@ -212,4 +284,4 @@ def time_tasks(tasks, db, target, repeat: int = 5, min_seconds: float = 0.02) ->
     return out
 
 
-__all__ = ["FloorRow", "Probes", "floor_rows", "format_floor_table", "shares", "time_tasks"]
+__all__ = ["FloorRow", "Probes", "floor_rows", "format_floor_table", "machine_peak", "shares", "time_tasks"]

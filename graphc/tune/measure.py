@@ -322,10 +322,13 @@ def _build_and_check(func, target, inputs, expected):
     import graphc
     from graphc.ir.module import IRModule
     from graphc.relax.transform.layout_rewrite import split_preproc
+    from graphc.target import Target
 
     def build(f):
         return graphc.build(IRModule({"main": f.with_attr("global_symbol", "main")}), target=target)["main"]
 
+    if not Target.resolve(target).is_cpu:
+        return _build_and_check_device(func, target, inputs, expected, build)
     args = [a.copy() for a in inputs]
     try:
         kernel_func, preprocs = split_preproc(func)
@@ -361,6 +364,52 @@ def _build_and_check(func, target, inputs, expected):
     kernel(*targs)  # a second, warm call sizes the measurements
     once = min(once, time.perf_counter() - start)
     return "ok", "", (outputs if expected is None else None), (kernel, targs, once)
+
+
+def _check(outputs, expected):
+    """(status, error) of a candidate's outputs against the default schedule's."""
+    for index, (got, want) in enumerate(zip(outputs, expected)):
+        rtol, atol = tolerance(want.dtype)
+        if not np.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True):
+            worst = float(np.max(np.abs(got.astype("float64") - want.astype("float64"))))
+            return "wrong", f"argument {index} differs from the default schedule's (max error {worst:.3g})"
+    return "ok", ""
+
+
+def _build_and_check_device(func, target, inputs, expected, build):
+    """`_build_and_check` for a GPU target: the arguments live on the target's device (the first
+    one of its kind: PoCL's CPU device for OpenCL here), and a timed call waits for the device
+    (`Device.sync`), so the times are the kernel's, launch included."""
+    from graphc.runtime import device, tensor
+    from graphc.target import Target
+
+    dev = device(Target.resolve(target).kind, 0)
+    try:
+        kernel = build(func)
+    except Exception as err:  # noqa: BLE001 - any build error makes a failed candidate
+        return "failed", f"build: {type(err).__name__}: {str(err)[:500]}", None, None
+
+    def run(*args):
+        kernel(*args)
+        dev.sync()
+
+    try:
+        targs = [tensor(a, dev) for a in inputs]
+        start = time.perf_counter()
+        run(*targs)
+        once = time.perf_counter() - start
+        outputs = [t.numpy() for t in targs]
+    except Exception as err:  # noqa: BLE001
+        return "failed", f"run: {type(err).__name__}: {str(err)[:500]}", None, None
+    if expected is not None:
+        status, error = _check(outputs, expected)
+        if status != "ok":
+            return status, error, None, None
+    targs = [tensor(a, dev) for a in inputs]  # fresh inputs for the timing (outputs are overwritten)
+    start = time.perf_counter()
+    run(*targs)
+    once = min(once, time.perf_counter() - start)
+    return "ok", "", (outputs if expected is None else None), (run, targs, once)
 
 
 def _time_interleaved(kernels, repeat, min_repeat_ms) -> list:

@@ -89,3 +89,26 @@ def test_unreadable_or_malformed_records_files_are_usage_errors(model, tmp_path,
     with pytest.raises(SystemExit):
         main(["compile", str(model), "--tuning-records", str(tmp_path / "missing.json")])
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_tune_for_opencl_on_the_command_line(model, tmp_path, capsys):
+    import graphc
+
+    if not graphc.opencl(0).exist:
+        pytest.skip("no OpenCL platform (install PoCL: apt-get install pocl-opencl-icd)")
+    records = tmp_path / "records.json"
+    assert main(["tune", str(model), "--target", "opencl", "--trials", "2", "--timeout", "20",
+                 "-o", str(records)]) == 0
+    written = records_of(records)
+    assert written and all(r["target"].startswith("opencl -device=") for r in written)
+    assert "best GFLOP/s" in capsys.readouterr().out
+
+
+def test_tune_for_cuda_without_a_device_is_refused_before_loading(tmp_path, capsys):
+    import graphc
+
+    if graphc.cuda(0).exist:
+        pytest.skip("a CUDA device is visible here")
+    command = ["tune", str(tmp_path / "missing.onnx"), "--target", "cuda", "-o", str(tmp_path / "r.json")]
+    assert main(command) == 1
+    assert "no CUDA device is visible" in capsys.readouterr().err

@@ -78,3 +78,27 @@ def test_a_kernel_faster_than_its_floor_is_marked():
     assert rows[0].floor > rows[0].default
     text = format_floor_table(rows)
     assert text.splitlines()[1].endswith(" *") and "ran faster than its floor" in text
+
+
+def test_the_peak_probe_counts_graphcs_own_matmul_kernel():
+    from graphc.tune.floor import Probes
+
+    probes = Probes()
+    try:
+        rates = probes.rates(min_seconds=1e-3)
+    finally:
+        probes.close()
+    assert set(rates) == {"numpy 512^3 x cores", "numpy 1024^3", "micro-kernel x threads"}
+    assert all(r > 0 for r in rates.values())
+
+
+def test_the_floor_of_a_matmul_is_not_above_its_measured_default_time():
+    # a peak probe that underrates the machine puts the floor above what the kernel achieves: numpy's
+    # 512^3 kernel alone (253 GFLOP/s on znver5, against ~540 for graphc's AVX-512 micro-kernel)
+    # put this floor at about twice the default's time; the probes now include that micro-kernel
+    task = _matmul(256)
+    (times,) = time_tasks([task], None, "llvm", repeat=3, min_seconds=2e-3).values()
+    default, _, gflops, gbs = times
+    row = FloorRow("m", 1, task.flops, 3 * 256 * 256 * 4, default, default).with_floor(gflops, gbs)
+    assert row.bound == "compute"
+    assert row.floor <= default * 1.3, f"floor {row.floor * 1e6:.1f} us, default {default * 1e6:.1f} us"

@@ -25,7 +25,8 @@ function's ``layout_free_buffers`` keeps its packing whole at the root, annotate
 time). When the weight panel would not fit a quarter of L2 the input channels are blocked,
 accumulating a whole output row's tile in L1. A grouped convolution (the input read at the
 output channel's group, `o // (O/G)`) is scheduled the same way when a group's channels are
-whole vectors (a panel then stays in one group); depthwise ones are declined.
+whole vectors (a panel then stays in one group); a grouped 1x1 one whose groups are not goes to
+`cpu.GroupedConv` (per-group GEMMs vectorized along the pixels); depthwise ones are declined.
 
 The register tile `[tw, nv]` (`conv_tiles`), the input-channel block (None or a divisor of the
 channels) and running in parallel or not are sampling instructions with these choices as
@@ -153,6 +154,11 @@ class Conv2d(ScheduleRule):
     def apply(self, func: PrimFunc, target, tunable: bool) -> Schedule | None:
         if not isinstance(func, PrimFunc) or not target.is_cpu:
             return None
+        from .grouped_conv import GroupedConv  # a grouped 1x1 one of few channels per group
+
+        grouped = GroupedConv().apply(func, target, tunable)
+        if grouped is not None:
+            return grouped
         sch = Schedule(func)
         infos = normalize_prim_func(sch)
         if not infos:

@@ -255,6 +255,11 @@ def schedule_gemm(sch: Schedule, block: BlockRV, roles: GemmRoles, target, layou
     sch.pad_einsum(block, padding)
     added = [n for n in _block_names(sch) if n not in names_before]
     roles = _roles(sch, block)
+    params = {buf.name for buf in sch.mod[sch.func_name].buffer_map.values()}
+    a_plain = None  # (A's name, the position of m in its indices) when A may be packed (_pack_a)
+    if (roles.a.buffer.name == a_source and a_source in params and roles.plain(roles.a)
+            and len(roles.a.indices) == 2 and len(roles.i_vars) == 1 and len(roles.r_vars) == 1):
+        a_plain = (a_source, next(k for k, e in enumerate(roles.a.indices) if e is roles.i_vars[0]))
     if roles.a.buffer.name in added and roles.a.buffer.name != a_source:
         if a_source in names_before:  # a reindexed A: one copy, not two
             sch.compute_inline(sch.get_block(a_source))
@@ -370,7 +375,26 @@ def schedule_gemm(sch: Schedule, block: BlockRV, roles: GemmRoles, target, layou
         if at_root:  # all of B packed before the tasks start, by all the cores
             _parallel_copy(sch, pack)
         _vectorize_inner(sch, pack, lanes)
+    if not batch and m_ext is not None and m_ext % tile.mr == 0 and a_plain is not None:
+        _pack_a(sch, block, a_plain, tile, lanes)
     _peel_last_row_tile(sch, m_0, m_ext, tile)
+
+
+def _pack_a(sch: Schedule, block: BlockRV, a_plain: tuple, tile: Tile, lanes: int) -> None:
+    """A tuner's choice (the default: no): copy A into row-tile panels at the root, by all the
+    cores, ``A_packed[m // mr, k, m % mr] = A[m, k]``, so the micro-kernel's broadcasts of A read
+    one contiguous stream per row tile (GotoBLAS' packing of A) instead of `mr` rows of A. Only
+    for a plain A (a parameter indexed `[m, k]` or `[k, m]`: `a_plain` = (its name, the
+    position of m)), whole row tiles and no batch."""
+    name, i_pos = a_plain
+    reads = [k for k, r in enumerate(sch.get(block).reads) if r.buffer.name == name]
+    if len(reads) != 1 or not sch.sample_categorical([False, True], decision=0):
+        return
+    mr = tile.mr
+    pack = sch.cache_read(block, reads[0], "global")
+    sch.transform_layout(pack, ("write", 0), lambda *idx: (idx[i_pos] // mr, idx[1 - i_pos], idx[i_pos] % mr))
+    _parallel_copy(sch, pack)
+    _vectorize_inner(sch, pack, lanes)
 
 
 def _dividing_rows(mr: int, rows: int | None) -> int:

@@ -26,6 +26,7 @@ from ...errors import ScheduleError
 from ...tir.function import PrimFunc
 from ...tir.schedule import Schedule
 from ..base import ScheduleRule, get_block_info, try_inline
+from .decisions import sample_threads
 from .utils import (
     bind_single_thread,
     bind_spatial,
@@ -62,6 +63,7 @@ class Fallback(ScheduleRule):
             infos = None
         if infos is None:
             return Schedule(single_thread_function(func))
+        threads = sample_threads(sch, target, threads)  # a tuner's decision (decisions.py)
         for info in infos:
             sch = schedule_block(sch, info, threads)
         return sch

@@ -36,6 +36,7 @@ from ...tir.function import PrimFunc
 from ...tir.schedule import Schedule
 from ..base import ScheduleRule, get_block_info
 from ..base.analysis import is_output_block
+from .decisions import sample_threads
 from .matmul import _find
 from .reduction import schedule_rows
 from .utils import max_threads, prepare
@@ -81,7 +82,8 @@ class LowBatchGEMV(ScheduleRule):
             return None
         trial = sch.copy()
         try:
-            _schedule(trial, infos, roles, min(self.config.threads, max_threads(target)))
+            threads = sample_threads(trial, target, min(self.config.threads, max_threads(target)))
+            _schedule(trial, infos, roles, threads)
         except ScheduleError:
             return None
         return trial

@@ -8,10 +8,12 @@ spatial iters are batch axes. Injective blocks after it (bias, activation) are i
 `Matmul` (when `i` and `j` are both long or symbolic) tiles the output in blocks of
 `(threads_y * tile_i) x (threads_x * tile_j)` elements: the block loops are fused into
 blockIdx.x, each thread accumulates a `tile_i x tile_j` register tile in a "local" buffer,
-and each `k_tile` step stages the A and B tiles in shared memory, loaded by all the block's
-threads together, each thread copying `vector` (4, or 2) neighbouring elements at once where
-the tile's and the operand's rows allow (one 128- or 64-bit load). The register tile is zeroed
-once before the reduction; the epilogue is folded into its write-back.
+and each `k_tile` step stages the A and B tiles in shared memory (double-buffered where `k_tile`
+divides a static k: the next step's tiles load into a second copy while this step multiplies,
+one barrier per step), loaded
+by all the block's threads together, each thread copying `vector` (4, or 2) neighbouring
+elements at once where the tile's and the operand's rows allow (one 128- or 64-bit load). The
+register tile is zeroed once before the reduction; the epilogue is folded into its write-back.
 
 `GEMV` (when `i` or `j` has a constant extent of 1: a batch-1 linear layer, the decode step
 of a language model) gives each output element a thread block whose threads split `k` and
@@ -43,6 +45,7 @@ from ...tir.schedule import Schedule
 from ...tir.stmt import IterType
 from ..base import ScheduleRule, get_block_info, try_inline
 from ..base.analysis import BlockInfo, block_realize
+from .decisions import sample_matmul_config, sample_tensor_core_config, sample_threads
 from .reduction import schedule_rows
 from .tensor_core import fits, tensor_core_config, tensor_core_target, tile_tensor_core
 from .utils import block_exists, is_unit_loop, loops_below, max_threads, prepare
@@ -65,6 +68,10 @@ class MatmulConfig:
     # elements each thread copies at once into the shared tiles (a 128-bit load of float32) where
     # the tile's rows and the operand's rows are multiples of it
     vector: int = 4
+    # two copies of each shared tile: the next k step's tiles are fetched into one while this
+    # step multiplies the other, one barrier per step (InjectDoubleBuffer lowers the annotation);
+    # not where a static k leaves a partial last step (`whole_steps`)
+    double_buffer: bool = True
     # the tensor-core variant (tensor_core.py): "auto" (CUDA sm_80+), "always" (any GPU target;
     # OpenCL emulates the intrinsics) or "never"; its warps per block and fragments per warp
     tensor_cores: str = "auto"
@@ -226,6 +233,7 @@ class Matmul(ScheduleRule):
         if cfg.tensor_cores != "never" and (cfg.tensor_cores == "always" or tensor_core_target(target)):
             tc_cfg = tensor_core_config(cfg, roles)
             if fits(sch, roles, tc_cfg, target) and 32 * cfg.warps_i * cfg.warps_j <= max_threads(target):
+                tc_cfg = sample_tensor_core_config(sch, tc_cfg, roles, target)  # a tuner's decisions
                 trial = sch.copy()
                 try:
                     tile_tensor_core(trial, infos, roles, tc_cfg)
@@ -234,8 +242,9 @@ class Matmul(ScheduleRule):
                     pass  # the SIMT tiles below
         cfg = _larger_tiles(cfg, roles)
         shared = 4 * cfg.k_tile * (cfg.threads_y * cfg.tile_i + cfg.threads_x * cfg.tile_j)
-        if shared > target.max_shared_memory_per_block:
+        if shared * (2 if cfg.double_buffer else 1) > target.max_shared_memory_per_block:
             return None
+        cfg = sample_matmul_config(sch, cfg, target)  # a tuner's decisions (decisions.py)
         trial = sch.copy()
         try:
             tile_matmul(trial, infos, roles, cfg)
@@ -311,6 +320,16 @@ def tile_matmul(sch: Schedule, infos: list, roles: _Roles, cfg: MatmulConfig) ->
             sch.vectorize(vec)
         sch.bind(ty, "threadIdx.y")
         sch.bind(tx, "threadIdx.x")
+    if cfg.double_buffer and whole_steps(roles.k, cfg.k_tile):
+        sch.annotate(ko, "double_buffer", 1)
+
+
+def whole_steps(k, k_tile: int) -> bool:
+    """Whether to double-buffer a reduction `k` staged `k_tile` at a time: not where a static
+    extent leaves a partial last step, whose bound checks the prologue and the fetch ahead would
+    each repeat (ViT's 197-token attention in float16 then spilled registers); a symbolic
+    extent keeps it."""
+    return k.extent is None or k.extent % k_tile == 0
 
 
 def _vector_width(sch: Schedule, loops: list, buf, cfg: MatmulConfig) -> int:
@@ -382,7 +401,8 @@ class GEMV(ScheduleRule):
             lead = sum(1 for it in now[0].iters if it.kind == "S")
             if any(len(i.iters) < lead for i in now[1:]):
                 return None
-            schedule_rows(trial, now, lead, min(self.config.threads, max_threads(target)))
+            schedule_rows(trial, now, lead, sample_threads(trial, target, min(self.config.threads,
+                                                                              max_threads(target))))
         except ScheduleError:
             return None
         return trial

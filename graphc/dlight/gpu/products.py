@@ -35,6 +35,7 @@ from ...errors import ScheduleError
 from ...tir.function import PrimFunc
 from ...tir.schedule import Schedule
 from ..base import get_block_info, try_inline
+from .decisions import sample_matmul_config, sample_tensor_core_config, sample_threads
 from .matmul import MatmulConfig, match_matmul, tile_matmul
 from .reduction import schedule_rows
 from .utils import bind_spatial, max_threads
@@ -67,6 +68,8 @@ def schedule_products(func: PrimFunc, target, cfg: MatmulConfig, threads: int = 
         return None
     if None in kinds or kinds.count("product") < 2:
         return None
+    if set(kinds) - {"product"}:  # the rows' threads: a tuner's decision (decisions.py)
+        threads = sample_threads(sch, target, threads)
     order = sorted(range(len(infos)), key=lambda n: kinds[n] != "product")  # products first: their
     try:  # reverse_compute_at needs the other blocks' regions still in their simple form
         for n in order:
@@ -91,13 +94,14 @@ def _tile_product(sch: Schedule, info, target, cfg: MatmulConfig) -> Schedule:
     if cfg.tensor_cores == "always" or (cfg.tensor_cores == "auto" and tensor_core_target(target)):
         tc_cfg = tensor_core_config(cfg, roles)
         if fits(sch, roles, tc_cfg, target):
+            tc_cfg = sample_tensor_core_config(sch, tc_cfg, roles, target)  # a tuner's decisions
             trial = sch.copy()
             try:
                 tile_tensor_core(trial, [info], roles, tc_cfg)
                 return trial
             except ScheduleError:
                 pass
-    tile_matmul(sch, [info], roles, cfg)
+    tile_matmul(sch, [info], roles, sample_matmul_config(sch, cfg, target))
     return sch
 
 

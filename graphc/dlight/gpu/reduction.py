@@ -38,6 +38,7 @@ from ...tir.function import PrimFunc
 from ...tir.schedule import Schedule
 from ..base import ScheduleRule, get_block_info, try_inline
 from ..base.analysis import BlockInfo, is_output_block, normalize_prim_func
+from .decisions import sample_threads
 from .utils import max_threads, prepare, thread_extent
 
 _ROW = re.compile(r"S*R+")
@@ -154,7 +155,8 @@ class _RowRule(ScheduleRule):
             return None
         infos, lead = plan
         try:
-            schedule_rows(sch, infos, lead, min(self.config.threads, max_threads(target)))
+            threads = sample_threads(sch, target, min(self.config.threads, max_threads(target)))
+            schedule_rows(sch, infos, lead, threads)
         except ScheduleError:
             return None
         return sch

@@ -1,10 +1,10 @@
-"""`Matmul`'s tensor-core variant: 16x16x16 WMMA tiles (float16 in, float32 accumulators).
+"""`Matmul`'s tensor-core variant: 16x16x16 WMMA tiles (float16 or bfloat16 in, float32 accumulators).
 
 Taken when the target has tensor cores (CUDA `sm_80` or later; `MatmulConfig.tensor_cores`
 "always" forces it elsewhere, where OpenCL emulates the intrinsics, to check the schedule on
-PoCL), both operands are float16 and the block accumulates in float32 (`accumulate.py` made it
-so), and the row and column extents are static multiples of the block tile and `k` of the k
-tile (16); a symbolic batch axis is fine.
+PoCL), both operands are float16 (or both bfloat16) and the block accumulates in float32
+(`accumulate.py` made it so), and the row and column extents are static multiples of the
+block tile and `k` of the k tile (16); a symbolic batch axis is fine.
 
 A thread block of `warps_i x warps_j` warps (32 lanes on threadIdx.x, the warps on threadIdx.y)
 computes a `(warps_i * frags_i * 16) x (warps_j * frags_j * 16)` tile of the output (64 x 64);
@@ -13,7 +13,8 @@ the 64 x 64 tiles would give fewer than `tensor_core_min_blocks` (128) thread bl
 divide the output). Per k step of `k_tile`
 elements, all threads copy the A and B tiles into shared memory, each warp loads its fragments
 from there (`wmma.load`) and multiplies them (`wmma.mma`); B may be read as `[k, j]` or as
-`[j, k]` (nn.Linear's weight: the column-major intrinsics). At the end each warp stores its
+`[j, k]` (nn.Linear's weight: the column-major intrinsics). The A and B tiles are
+double-buffered (`MatmulConfig.double_buffer`, InjectDoubleBuffer). At the end each warp stores its
 fragments into a float32 shared tile (`wmma.store`), from which all threads write the output
 with the epilogue (the float16 rounding, bias, activation) folded in.
 """
@@ -65,7 +66,7 @@ def fits(sch: Schedule, roles, cfg, target) -> bool:
         return False
     a, b = (reads[n].buffer for n in roles.reads)
     dtypes = (str(a.dtype), str(b.dtype), str(block.writes[0].buffer.dtype))
-    if dtypes != ("float16", "float16", "float32"):
+    if dtypes not in (("float16", "float16", "float32"), ("bfloat16", "bfloat16", "float32")):
         return False
     # both operands read row-major (A[.., i, k], B[.., k, j]), as the intrinsics load them
     # A read row-major (A[.., i, k]); B either way (B[.., k, j], or B[.., j, k] as nn.Linear's weight)
@@ -82,9 +83,11 @@ def fits(sch: Schedule, roles, cfg, target) -> bool:
 
 
 def shared_bytes(cfg) -> int:
-    """The shared memory of the schedule: the float16 A and B tiles and the float32 output tile."""
+    """The shared memory of the schedule: the 16-bit A and B tiles (two copies of each when
+    double-buffered) and the float32 output tile."""
     rows, cols = cfg.warps_i * cfg.frags_i * TILE, cfg.warps_j * cfg.frags_j * TILE
-    return 2 * cfg.k_tile * (rows + cols) + 4 * rows * cols
+    copies = 2 if cfg.double_buffer else 1
+    return copies * 2 * cfg.k_tile * (rows + cols) + 4 * rows * cols
 
 
 def _last_index_is(sch: Schedule, roles, region, loop_info) -> bool:
@@ -108,7 +111,10 @@ def tile_tensor_core(sch: Schedule, infos: list, roles, cfg) -> None:
     reads = sch.get(block).reads
     a_buf, b_buf = (reads[n].buffer for n in roles.reads)
     b_trans = _last_index_is(sch, roles, reads[roles.reads[1]], roles.k)
-    load_b, mma = (ti.WMMA_LOAD_B_TRANS, ti.WMMA_SYNC_TRANS) if b_trans else (ti.WMMA_LOAD_B, ti.WMMA_SYNC)
+    names = ti.wmma_intrinsics(str(a_buf.dtype))
+    load_a = names["load_a"]
+    suffix = "_trans" if b_trans else ""
+    load_b, mma = names["load_b" + suffix], names["sync" + suffix]
     # the output tile in shared memory (float32), then the fragments that accumulate it
     out_shared = sch.cache_write(block, 0, "shared")
     for info in infos[1:]:
@@ -154,14 +160,14 @@ def tile_tensor_core(sch: Schedule, infos: list, roles, cfg) -> None:
         raise ScheduleError("the accumulator's init is not a tile of fragments per warp")
     sch.tensorize(iloops[-2], ti.WMMA_FILL)
     # stage A and B in shared memory at each k step, then their fragments per warp
-    for buf, which in ((a_buf, ti.WMMA_LOAD_A), (b_buf, load_b)):
+    for buf, which in ((a_buf, load_a), (b_buf, load_b)):
         index = next(n for n, r in enumerate(sch.get(block).reads) if r.buffer is buf)
         staged = sch.cache_read(block, index, "shared", consumer_blocks=[block])
         sch.compute_at(staged, ko)
         _spread(sch, staged, ko, threads_y, contiguous=8)
         staged_buf = sch.get(staged).writes[0].buffer
         index = next(n for n, r in enumerate(sch.get(block).reads) if r.buffer is staged_buf)
-        frag = sch.cache_read(block, index, "wmma.matrix_a" if which == ti.WMMA_LOAD_A else "wmma.matrix_b")
+        frag = sch.cache_read(block, index, "wmma.matrix_a" if which == load_a else "wmma.matrix_b")
         at = kf if kf is not None else warp
         sch.compute_at(frag, at)
         floops = [lp for lp in loops_below(sch, frag, at) if not is_unit_loop(sch, lp)]
@@ -172,6 +178,8 @@ def tile_tensor_core(sch: Schedule, infos: list, roles, cfg) -> None:
         sch.reorder(r0, c0, r1, c1)
         sch.tensorize(r1, which)
     sch.tensorize(ii, mma)
+    if cfg.double_buffer:  # fits() asked for whole k steps
+        sch.annotate(ko, "double_buffer", 1)
 
 
 def _split(sch: Schedule, loop, factors: list) -> list:

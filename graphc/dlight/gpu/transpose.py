@@ -15,6 +15,14 @@ on one side; instead, per thread block:
 - the output tile is written with threadIdx.x along `b`, coalesced, each thread writing
   `tile / threads_y` rows.
 
+Where both axes are static multiples of `tile`, the input's and the output's rows are multiples
+of `vector` (4) 32-bit elements and the tile has exactly `threads * vector` elements, each
+thread moves `vector` neighbours at once instead: one 128-bit global read of the input's row
+stored element by element into the padded shared row, and one 128-bit global write of the
+output's row gathered element by element from as many shared rows (the code generator's
+one-sided vector copies); the threads of a warp then read 4 rows of 128 bytes and write 4 of
+the output, and the shared accesses still hit distinct banks.
+
 Extents that `tile` does not divide, or symbolic ones, leave a bound check. Either axis
 shorter than `tile` makes the rule decline (nothing to gain: `Fallback` takes it).
 
@@ -46,6 +54,8 @@ class TransposeConfig:
 
     tile: int = 32
     threads_y: int = 8
+    # elements each thread reads (and writes) at once where the sizes allow (module docstring)
+    vector: int = 4
 
 
 def _match(sch: Schedule, info, tile: int):
@@ -125,12 +135,20 @@ def _schedule(sch: Schedule, info, read: int, la, lb, b_axis: int, cfg: Transpos
     symbolic_tiles = [lp for lp, it in ((ao, la), (bo, lb)) if it.extent is None]
     static_tiles = [lp for lp, it in ((ao, la), (bo, lb)) if it.extent is not None]
     outer = symbolic_tiles + outer + static_tiles
-    ty, ai_serial = sch.split(ai, [cfg.threads_y, None])
-    sch.reorder(*outer, ty, bi, ai_serial)
+    vector = _vector(sch, block, read, la, lb, cfg)
+    if vector > 1:  # (a, b / vector) over the threads, `vector` neighbours along b in each
+        bi, bv = sch.split(bi, [None, vector])
+        sch.reorder(*outer, ai, bi, bv)
+        ty, tx = sch.split(sch.fuse(ai, bi), [cfg.threads_y, None])
+        sch.vectorize(bv)
+    else:
+        ty, ai_serial = sch.split(ai, [cfg.threads_y, None])
+        sch.reorder(*outer, ty, bi, ai_serial)
+        tx = bi
     bx = sch.fuse(*outer) if len(outer) > 1 else outer[0]
     sch.bind(bx, "blockIdx.x")
     sch.bind(ty, "threadIdx.y")
-    sch.bind(bi, "threadIdx.x")
+    sch.bind(tx, "threadIdx.x")
     staged = sch.cache_read(block, read, "shared")
     sch.compute_at(staged, bx)
     loops = sch.get_loops(staged)[1:]
@@ -139,10 +157,35 @@ def _schedule(sch: Schedule, info, read: int, la, lb, b_axis: int, cfg: Transpos
     if len(loops) != 2:
         raise ScheduleError("the shared tile of a transpose is not two-dimensional")
     row, col = loops  # the input's order: `col` runs along its innermost axis
-    _, sy = sch.split(row, [None, cfg.threads_y])
-    sch.bind(sy, "threadIdx.y")
-    sch.bind(col, "threadIdx.x")
+    if vector > 1:
+        col, cv = sch.split(col, [None, vector])
+        sy, sx = sch.split(sch.fuse(row, col), [cfg.threads_y, None])
+        sch.vectorize(cv)
+        sch.bind(sy, "threadIdx.y")
+        sch.bind(sx, "threadIdx.x")
+    else:
+        _, sy = sch.split(row, [None, cfg.threads_y])
+        sch.bind(sy, "threadIdx.y")
+        sch.bind(col, "threadIdx.x")
     sch.storage_align(staged, 0, b_axis, 32, 1)
+
+
+def _vector(sch: Schedule, block, read: int, la, lb, cfg: TransposeConfig) -> int:
+    """`cfg.vector` where the sizes allow vector reads and writes (module docstring), else 1."""
+    from ...ir.dtype import DataType
+
+    v = cfg.vector
+    if v <= 1 or (cfg.tile * cfg.tile) != v * cfg.threads_y * cfg.tile or cfg.tile % v:
+        return 1
+    if any(it.extent is None or it.extent % cfg.tile for it in (la, lb)):
+        return 1
+    blk = sch.get(block)
+    for buf in (blk.reads[read].buffer, blk.writes[0].buffer):
+        last = buf.shape[-1] if buf.shape else None
+        if (DataType(buf.dtype).bits != 32 or buf.strides or not isinstance(last, IntImm)
+                or last.value % v):
+            return 1
+    return v
 
 
 __all__ = ["Transpose", "TransposeConfig"]

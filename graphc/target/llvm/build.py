@@ -79,8 +79,11 @@ def build_llvm(mod, target) -> Module:
 
         kernels = []  # (IR text, metadata) of each kernel, generated alone
         for gv, func in funcs:
-            llmod, metas = codegen_module(IRModule({gv: func}), target)
-            kernels.append((str(llmod), metas[0]))
+            ahead = _ahead_of_time(gv, func, target)
+            if ahead is None:
+                llmod, metas = codegen_module(IRModule({gv: func}), target)
+                ahead = str(llmod), metas[0]
+            kernels.append(ahead)
         if sum(len(text) for text, _ in kernels) >= PARALLEL_MIN_CHARS:
             parts = _partition([len(text) for text, _ in kernels], count)
             results = compile_many([[kernels[i][0] for i in part] for part in parts], target)
@@ -89,6 +92,52 @@ def build_llvm(mod, target) -> Module:
     llmod, metas = codegen_module(mod, target)  # small enough for one part: one LLVM module
     obj, ll = compile_ir(str(llmod), target)
     return Module(obj, metas, info, ll)
+
+
+# -- LLVM IR generated ahead of the build -------------------------------------------------------------
+
+# (name, id of the body) -> (the kernel, its IR text, its metadata, the target's text)
+_AHEAD: dict = {}
+
+
+def kernel_ir(name: str, func, target) -> tuple[str, dict]:
+    """The LLVM IR text and metadata of the lowered kernel `func` generated alone under `name`
+    (its "global_symbol"), as `build_llvm` generates each kernel of a large module."""
+    from ...ir.module import IRModule
+
+    llmod, metas = codegen_module(IRModule({name: func.with_attr("global_symbol", name)}), target)
+    return str(llmod), metas[0]
+
+
+def remember_ir(name: str, func, text: str, meta: dict, target) -> None:
+    """Keep `kernel_ir(name, func, target)`, generated elsewhere (`graphc.compile` has the
+    children that lowered the kernels generate their IR too), for `build_llvm` to take
+    instead of generating it again; `forget_ir` drops what was kept."""
+    _AHEAD[(name, id(func.body))] = (func, text, meta, str(target))
+
+
+def forget_ir() -> None:
+    _AHEAD.clear()
+
+
+def _ahead_of_time(gv, func, target) -> tuple[str, dict] | None:
+    """The kept IR of the kernel `gv` names, if it was generated from this very kernel (its
+    body, parameters and buffers the same objects, its attributes the same but for the
+    "global_symbol" it is built under) for this target."""
+    if not _AHEAD:
+        return None
+    name = func.attrs.get("global_symbol") or gv.name_hint
+    hit = _AHEAD.get((name, id(func.body)))
+    if hit is None:
+        return None
+    kept, text, meta, target_text = hit
+    same = (kept.body is func.body and kept.ret_type is func.ret_type and target_text == str(target)
+            and len(kept.params) == len(func.params) and all(a is b for a, b in zip(kept.params, func.params))
+            and kept.buffer_map.keys() == func.buffer_map.keys()
+            and all(kept.buffer_map[k] is func.buffer_map[k] for k in func.buffer_map)
+            and set(kept.attrs) - {"global_symbol"} == set(func.attrs) - {"global_symbol"}
+            and all(kept.attrs[k] is func.attrs[k] for k in func.attrs if k != "global_symbol"))
+    return (text, meta) if same else None
 
 
 # Modules whose LLVM IR is shorter than this compile in this process alone: starting a worker

@@ -221,45 +221,79 @@ class CodeGenC(ExprPrinter):
     def vector_copy(self, op) -> bool:
         """Print a vectorized loop `dst[b + v] = src[b' + v]` of 2 or 4 32-bit lanes as one vector
         load and store (CUDA float4/float2, OpenCL vload4/vstore4) when both starts are provably
-        multiples of the lane count; False (nothing printed) otherwise. Barriers in its body come
-        after it: the lanes of a vectorized loop are independent."""
+        multiples of the lane count; with only the load's start aligned, one vector load and a
+        store per lane (a transpose's read into a padded shared tile); with only the store's, one
+        vector store of the lanes' values, each computed on its own (its write-back, any value
+        expression). False (nothing printed) otherwise. Barriers in its body come after it: the
+        lanes of a vectorized loop are independent."""
         if self.d.name not in ("cuda", "opencl") or not isinstance(op.extent, tir_expr.IntImm):
             return False
         lanes = op.extent.value
         body = list(op.body.seq) if isinstance(op.body, tir_stmt.SeqStmt) else [op.body]
         store, rest = body[0], body[1:]
         if (lanes not in (2, 4) or not _is_zero(op.min) or not isinstance(store, tir_stmt.BufferStore)
-                or not isinstance(store.value, tir_expr.BufferLoad)
                 or not all(isinstance(r, tir_stmt.Evaluate) and isinstance(r.value, tir_expr.Call)
                            and r.value.op == "tir.tvm_storage_sync" for r in rest)):
             return False
-        load = store.value
         scalar = {"float32": "float", "int32": "int", "uint32": "uint"}.get(str(store.buffer.dtype))
-        if scalar is None or str(load.buffer.dtype) != str(store.buffer.dtype):
+        if scalar is None or str(store.value.dtype) != str(store.buffer.dtype):
             return False
-        starts = []
-        for buf, indices in ((store.buffer, store.indices), (load.buffer, load.indices)):
-            if len(indices) != 1 or not _is_zero(buf.elem_offset):
-                return False
+        load = store.value if isinstance(store.value, tir_expr.BufferLoad) else None
+        if load is not None and str(load.buffer.dtype) != str(store.buffer.dtype):
+            return False
+        dst = self._vector_start(op, store.buffer, store.indices, lanes)
+        src = self._vector_start(op, load.buffer, load.indices, lanes) if load is not None else None
+        if dst is None and src is None:
+            return False
+        if not _pure(store.value):
+            return False
+        vec = f"{scalar}{lanes}"
+        lane_names = "xyzw" if self.d.name == "cuda" else ("s0", "s1", "s2", "s3")
+
+        def lane(expr, n):
             from ...tir.functor import substitute
 
-            start = substitute(indices[0], {op.loop_var: tir_expr.IntImm(op.loop_var.dtype, 0)})
-            with self.analyzer._scoped_bind(op.loop_var, tir_expr.Range(op.min, op.extent)):
-                if not self.analyzer.can_prove_equal(indices[0], start + op.loop_var):
-                    return False
-            mod = self.analyzer.modular_set(start)
-            if mod.coeff % lanes or mod.base % lanes:
-                return False
-            starts.append(_strip(self.expr(start)))
-        dst, src = (f"({self.pointer(b)} + {x})" for b, x in zip((store.buffer, load.buffer), starts))
-        if self.d.name == "cuda":
-            vec = f"{scalar}{lanes}"
-            self.line(f"*(({vec}*){dst}) = *((const {vec}*){src});")
-        else:
-            self.line(f"vstore{lanes}(vload{lanes}(0, {src}), 0, {dst});")
+            return substitute(expr, {op.loop_var: tir_expr.IntImm(op.loop_var.dtype, n)})
+
+        if dst is not None and src is not None:
+            if self.d.name == "cuda":
+                self.line(f"*(({vec}*){dst}) = *((const {vec}*){src});")
+            else:
+                self.line(f"vstore{lanes}(vload{lanes}(0, {src}), 0, {dst});")
+        elif src is not None:  # one vector load, a store per lane
+            name = self.new_name("gc_vec")
+            if self.d.name == "cuda":
+                self.line(f"{vec} {name} = *((const {vec}*){src});")
+            else:
+                self.line(f"{vec} {name} = vload{lanes}(0, {src});")
+            for n in range(lanes):
+                index = self.index(store.buffer, tuple(lane(i, n) for i in store.indices))
+                self.line(f"{self.pointer(store.buffer)}[{_strip(index)}] = {name}.{lane_names[n]};")
+        else:  # each lane's value, one vector store
+            values = ", ".join(_strip(self.expr(lane(store.value, n))) for n in range(lanes))
+            if self.d.name == "cuda":
+                self.line(f"*(({vec}*){dst}) = make_{vec}({values});")
+            else:
+                self.line(f"vstore{lanes}(({vec})({values}), 0, {dst});")
         for r in rest:
             self.stmt(r)
         return True
+
+    def _vector_start(self, op, buf, indices, lanes: int):
+        """The printed address of lane 0 of a vector access `buf[b + v]` of loop `op` when `b` is
+        provably a multiple of `lanes`, else None."""
+        from ...tir.functor import substitute
+
+        if len(indices) != 1 or not _is_zero(buf.elem_offset):
+            return None
+        start = substitute(indices[0], {op.loop_var: tir_expr.IntImm(op.loop_var.dtype, 0)})
+        with self.analyzer._scoped_bind(op.loop_var, tir_expr.Range(op.min, op.extent)):
+            if not self.analyzer.can_prove_equal(indices[0], start + op.loop_var):
+                return None
+        mod = self.analyzer.modular_set(start)
+        if mod.coeff % lanes or mod.base % lanes:
+            return None
+        return f"({self.pointer(buf)} + {_strip(self.expr(start))})"
 
     def s_AssertStmt(self, op) -> None:
         if self.d.name == "c":
@@ -470,6 +504,15 @@ def _strip(text: str) -> str:
 
 
 __all__ = ["CodeGenC"]
+
+
+def _pure(expr) -> bool:
+    """Whether evaluating `expr` once per lane is safe: loads and arithmetic, no calls."""
+    from ...tir.functor import post_order_visit
+
+    calls = []
+    post_order_visit(expr, lambda node: calls.append(node) if isinstance(node, tir_expr.Call) else None)
+    return not calls
 
 
 def _is_zero(x) -> bool:

@@ -9,7 +9,8 @@ row stride of the tile's buffer is `(last - first - 15) / 15`.
   at element offset `o` of a buffer with rows of `W` is fragment `(o / W / 16) * (W / 16) + (o %
   W) / 16`. The calls become the PTX instructions `wmma.load.{a,b}.sync.aligned.row.m16n16k16.f16`
   (`.col` for a B read as `[j, k]`), `wmma.mma.sync.aligned.row.{row,col}.m16n16k16.f32.f32` and
-  `wmma.store.d.sync.aligned.row.m16n16k16.f32`
+  `wmma.store.d.sync.aligned.row.m16n16k16.f32`; with bfloat16 tiles `....m16n16k16.bf16` loads
+  (fragments of 4 registers, the first half of their 8) and `....f32.bf16.bf16.f32` products
   (what `nvcuda::wmma`'s functions compile to; no header is needed, and the register layout of
   a fragment is never looked at). Tiles in memory must start 32-byte aligned with a stride a
   multiple of 8 elements (16-bit) or 4 (32-bit): shared arrays of kernels that use them are
@@ -34,16 +35,16 @@ TILE = 16
 _REGS = ", ".join(f"%{n}" for n in range(8))
 
 
-def _list(start: int) -> str:
-    return "{" + ", ".join(f"%{n}" for n in range(start, start + 8)) + "}"
+def _list(start: int, count: int = 8) -> str:
+    return "{" + ", ".join(f"%{n}" for n in range(start, start + count)) + "}"
 
 
-def _outs(name: str, c: str) -> str:
-    return ", ".join(f'"={c}"({name}[{n}])' for n in range(8))
+def _outs(name: str, c: str, count: int = 8) -> str:
+    return ", ".join(f'"={c}"({name}[{n}])' for n in range(count))
 
 
-def _ins(name: str, c: str) -> str:
-    return ", ".join(f'"{c}"({name}[{n}])' for n in range(8))
+def _ins(name: str, c: str, count: int = 8) -> str:
+    return ", ".join(f'"{c}"({name}[{n}])' for n in range(count))
 
 
 CUDA_HELPERS = "".join([
@@ -58,6 +59,20 @@ CUDA_HELPERS = "".join([
   asm volatile("wmma.mma.sync.aligned.row.{layout}.m16n16k16.f32.f32 "
                "{_list(0)}, {_list(8)}, {_list(16)}, {_list(24)};"
                : {_outs("d", "f")} : {_ins("a", "r")}, {_ins("b", "r")}, {_ins("c", "f")});
+}}
+""" for name, layout in (("mma", "row"), ("mma_bt", "col"))),
+    # bfloat16 (sm_80+): an A or B fragment is 4 registers of bfloat16 pairs
+    *(f"""static __device__ __forceinline__ void gc_wmma_load_{name}_bf16(unsigned* f,
+                                                                    const unsigned short* p, int ldm) {{
+  asm volatile("wmma.load.{w}.sync.aligned.{layout}.m16n16k16.bf16 {_list(0, 4)}, [%4], %5;"
+               : {_outs("f", "r", 4)} : "l"(p), "r"(ldm) : "memory");
+}}
+""" for name, w, layout in (("a", "a", "row"), ("b", "b", "row"), ("bt", "b", "col"))),
+    *(f"""static __device__ __forceinline__ void gc_wmma_{name}_bf16(float* d, const unsigned* a,
+                                                               const unsigned* b, const float* c) {{
+  asm volatile("wmma.mma.sync.aligned.row.{layout}.m16n16k16.f32.bf16.bf16.f32 "
+               "{_list(0)}, {_list(8, 4)}, {_list(12, 4)}, {_list(16)};"
+               : {_outs("d", "f")} : {_ins("a", "r", 4)}, {_ins("b", "r", 4)}, {_ins("c", "f")});
 }}
 """ for name, layout in (("mma", "row"), ("mma_bt", "col"))),
     f"""static __device__ __forceinline__ void gc_wmma_store(float* p, const float* f, int ldm) {{
@@ -133,6 +148,15 @@ def _element(cg, tile, row: str, col: str) -> str:
     return f"{cg.pointer(buf)}[{cg.expr(start)} + ({row}) * {cg.expr(stride)} + ({col})]"
 
 
+def _suffix(dtype: str) -> str:
+    """The helper suffix of an input dtype: float16 none, bfloat16 `_bf16`."""
+    if dtype == "bfloat16":
+        return "_bf16"
+    if dtype == "float16":
+        return ""
+    raise CodegenError(f"tensor-core tiles of {dtype}: the WMMA intrinsics take float16 or bfloat16")
+
+
 def emit(cg, call) -> None:
     """Print one `tir.wmma_*` call as a statement."""
     args = call.args
@@ -144,11 +168,11 @@ def emit(cg, call) -> None:
             cg.line(f"for (int gc_e = 0; gc_e < 8; ++gc_e) {_fragment(cg, tiles[0])}[gc_e] = {value};")
         elif call.op.startswith("tir.wmma_load_"):
             ptr, ldm = _memory(cg, tiles[1])
-            which = call.op[len("tir.wmma_load_"):]
+            which = call.op[len("tir.wmma_load_"):] + _suffix(tiles[1][0].dtype)
             cg.line(f"gc_wmma_load_{which}({_fragment(cg, tiles[0])}, {ptr}, {ldm});")
         elif call.op.startswith("tir.wmma_mma"):
             d, a, b, c = (_fragment(cg, t) for t in tiles)
-            cg.line(f"gc_{call.op[len('tir.'):]}({d}, {a}, {b}, {c});")
+            cg.line(f"gc_{call.op[len('tir.'):]}{_suffix(tiles[1][0].dtype)}({d}, {a}, {b}, {c});")
         else:
             ptr, ldm = _memory(cg, tiles[0])
             cg.line(f"gc_wmma_store({ptr}, {_fragment(cg, tiles[1])}, {ldm});")

@@ -3,6 +3,7 @@
 from .compact_buffer_region import CompactBufferAllocation, compact_buffer_allocation
 from .flatten_buffer import FlattenBuffer, flat_index, flat_size, flatten_buffer
 from .function_pass import PrimFuncPass, prim_func_pass
+from .inject_double_buffer import InjectDoubleBuffer, inject_double_buffer
 from .inject_thread_sync import InjectThreadSync, inject_thread_sync
 from .lower_blocks import (
     ConvertBlocksToOpaque,
@@ -27,12 +28,14 @@ from .unroll_loop import UnrollConfig, UnrollLoop, unroll_stmt
 from .verify_gpu_code import verify_gpu_code
 
 __all__ = [
+    "InjectDoubleBuffer",
     "InjectThreadSync",
     "LowerCrossThreadReduction",
     "LowerThreadAllreduce",
     "LowerThreadBinding",
     "PartitionThreadGuard",
     "SplitHostDevice",
+    "inject_double_buffer",
     "inject_thread_sync",
     "lower_cross_thread_reduction",
     "lower_thread_allreduce",

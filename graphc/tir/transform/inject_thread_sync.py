@@ -13,6 +13,12 @@ index, in a loop whose trip count depends on one, or in a thread scope narrower 
 kernel launches (the code generator guards it): such a statement counts as a whole, and
 barriers go around it. "local" memory is private to a thread and needs none.
 
+Accesses are tracked per buffer and, inside `AttrStmt(buffer var, "double_buffer_stage", s)`
+(`InjectDoubleBuffer`), per copy `s % 2` of a double-buffered tile: two accesses of one buffer
+conflict unless both name copies that provably differ. Across a loop's iterations the next
+iteration's copies are its loop var plus one; outside the loop, a copy that depends on its loop
+var stands for the whole buffer. The pass drops those attributes.
+
 >>> from graphc.script import from_source
 >>> f = from_source('''
 ... @T.prim_func
@@ -32,10 +38,11 @@ barriers go around it. "local" memory is private to a thread and needs none.
 from __future__ import annotations
 
 from ..analysis.thread_scope import is_thread_scope, kernel_roots, launch_extents
-from ..analysis.var_use import uses_any_var
-from ..expr import BufferLoad, Call
+from ..analysis.var_use import uses_any_var, uses_var
+from ..arith.analyzer import Analyzer
+from ..expr import BufferLoad, Call, IntImm, floormod
 from ..function import PrimFunc
-from ..functor import StmtExprVisitor, StmtMutator
+from ..functor import StmtExprVisitor, StmtMutator, substitute
 from ..op import tvm_storage_sync
 from ..stmt import (
     Allocate,
@@ -50,6 +57,7 @@ from ..stmt import (
     SeqStmt,
 )  # fmt: skip
 from .function_pass import prim_func_pass
+from .inject_double_buffer import STAGE_ATTR
 
 SHARED_SCOPES = ("shared", "shared.dyn", "warp")
 
@@ -65,26 +73,41 @@ def is_sync(stmt) -> bool:
 
 
 class _Accesses(StmtExprVisitor):
-    """The shared buffers (data vars) a statement reads and writes, wherever it does."""
+    """The shared buffers a statement reads and writes, wherever it does, as (data var, copy)
+    pairs: the copy expression of a double-buffered tile (`stages`: var -> expression, from the
+    enclosing "double_buffer_stage" attributes), else None (the whole buffer)."""
 
-    def __init__(self, shared: set):
-        self.shared, self.reads, self.writes, self.syncs = shared, set(), set(), False
+    def __init__(self, shared: set, stages: dict):
+        self.shared, self.stages = shared, dict(stages)
+        self.reads, self.writes, self.syncs = set(), set(), False
+
+    def key(self, var):
+        return (var, self.stages.get(var))
+
+    def visit_AttrStmt(self, op):
+        if op.attr_key == STAGE_ATTR:
+            outer = self.stages.get(op.node)
+            self.stages[op.node] = op.value
+            self.visit_stmt(op.body)
+            self.stages[op.node] = outer
+            return
+        super().visit_AttrStmt(op)
 
     def visit_BufferLoad(self, op: BufferLoad):
         if op.buffer.data in self.shared:
-            self.reads.add(op.buffer.data)
+            self.reads.add(self.key(op.buffer.data))
         super().visit_BufferLoad(op)
 
     def visit_BufferStore(self, op: BufferStore):
         if op.buffer.data in self.shared:
-            self.writes.add(op.buffer.data)
+            self.writes.add(self.key(op.buffer.data))
         super().visit_BufferStore(op)
 
     def visit_Call(self, op: Call):
         # a tensor-core store writes the tile its first argument starts (tir.wmma_store)
         if op.op == "tir.wmma_store" and isinstance(op.args[0], BufferLoad):
             if op.args[0].buffer.data in self.shared:
-                self.writes.add(op.args[0].buffer.data)
+                self.writes.add(self.key(op.args[0].buffer.data))
         super().visit_Call(op)
 
     def visit_Evaluate(self, op):
@@ -104,8 +127,30 @@ class _Summary:
         self.exit_w = set(entry_w) if exit_w is None else set(exit_w)
 
 
+def _other_copy(a, b) -> bool:
+    """Whether copies `a` and `b` of a double-buffered tile provably differ (`a - b` odd)."""
+    if a is None or b is None:
+        return False
+    diff = Analyzer().simplify(floormod(a - b, 2))
+    return isinstance(diff, IntImm) and diff.value != 0
+
+
+def _overlap(xs: set, ys: set) -> bool:
+    return any(x[0] is y[0] and not _other_copy(x[1], y[1]) for x in xs for y in ys)
+
+
 def _conflict(reads: set, writes: set, pend_r: set, pend_w: set) -> bool:
-    return bool(reads & pend_w or writes & pend_r or writes & pend_w)
+    return _overlap(reads, pend_w) or _overlap(writes, pend_r) or _overlap(writes, pend_w)
+
+
+def _shift(keys: set, var) -> set:
+    """The accesses of the next iteration of loop `var` (its copies one step on)."""
+    return {(v, substitute(s, {var: var + 1}) if s is not None and uses_var(s, var) else s) for v, s in keys}
+
+
+def _widen(keys: set, var) -> set:
+    """The accesses as seen outside loop `var`: a copy that depends on it is any copy."""
+    return {(v, None if s is not None and uses_var(s, var) else s) for v, s in keys}
 
 
 class _Injector:
@@ -113,9 +158,10 @@ class _Injector:
         self.shared, self.thread_vars, self.launch = shared, thread_vars, launch
         self.sequences: dict = {}  # id(SeqStmt) -> its new items (original statements and barriers)
         self.loop_ends: set = set()  # ids of loop bodies that end with a barrier
+        self.stages: dict = {}  # data var -> the copy of the enclosing "double_buffer_stage"
 
     def leaf(self, stmt) -> _Summary:
-        acc = _Accesses(self.shared)
+        acc = _Accesses(self.shared, self.stages)
         acc.visit_stmt(stmt)
         if is_sync(stmt):
             return _Summary((), (), True, (), ())
@@ -132,11 +178,14 @@ class _Injector:
             if stmt.kind == ForKind.VECTORIZED:  # its lanes run together: no barrier between them
                 return self.leaf(stmt)
             body = self.visit(stmt.body)
-            carried = _conflict(body.entry_r, body.entry_w, body.exit_r, body.exit_w)
+            var = stmt.loop_var
+            nxt_r, nxt_w = _shift(body.entry_r, var), _shift(body.entry_w, var)  # the next iteration's
+            carried = _conflict(nxt_r, nxt_w, body.exit_r, body.exit_w)
+            entry_r, entry_w = _widen(body.entry_r, var), _widen(body.entry_w, var)
             if carried:
                 self.loop_ends.add(id(stmt.body))
-                return _Summary(body.entry_r, body.entry_w, True, (), ())
-            return body
+                return _Summary(entry_r, entry_w, True, (), ())
+            return _Summary(entry_r, entry_w, body.synced, _widen(body.exit_r, var), _widen(body.exit_w, var))
         if isinstance(stmt, IfThenElse):
             if uses_any_var(stmt.condition, self.thread_vars):
                 return self.leaf(stmt)
@@ -148,6 +197,12 @@ class _Injector:
             reads = then.entry_r | then.exit_r | other.entry_r | other.exit_r
             writes = then.entry_w | then.exit_w | other.entry_w | other.exit_w
             return _Summary(reads, writes)
+        if isinstance(stmt, AttrStmt) and stmt.attr_key == STAGE_ATTR:
+            outer = self.stages.get(stmt.node)
+            self.stages[stmt.node] = stmt.value
+            summary = self.visit(stmt.body)
+            self.stages[stmt.node] = outer
+            return summary
         if isinstance(stmt, LetStmt | Allocate | AttrStmt | DeclBuffer):
             if isinstance(stmt, AttrStmt) and is_thread_scope(stmt):
                 self.thread_vars.add(stmt.node.var)
@@ -190,6 +245,8 @@ class _Apply(StmtMutator):
         self.sequences, self.loop_ends = sequences, loop_ends
 
     def visit_stmt(self, stmt):
+        if isinstance(stmt, AttrStmt) and stmt.attr_key == STAGE_ATTR:
+            return self.visit_stmt(stmt.body)  # read by the injector; no code
         items = self.sequences.get(id(stmt))
         if items is not None:
             new = SeqStmt(tuple(self.visit_stmt(item) for item in items))
@@ -214,6 +271,12 @@ def _shared_allocations(root) -> set:
     return {s.buffer_var for s in walk(root) if isinstance(s, Allocate) and s.scope in SHARED_SCOPES}
 
 
+def _has_stage_attrs(body) -> bool:
+    from ..schedule.state import walk
+
+    return any(isinstance(s, AttrStmt) and s.attr_key == STAGE_ATTR for s in walk(body))
+
+
 def inject_thread_sync(func: PrimFunc) -> PrimFunc:
     """`func` with barriers between the statements of its kernels that share memory."""
     sequences, loop_ends = {}, set()
@@ -225,7 +288,7 @@ def inject_thread_sync(func: PrimFunc) -> PrimFunc:
         injector.visit(root)
         sequences.update(injector.sequences)
         loop_ends |= injector.loop_ends
-    if not sequences and not loop_ends:
+    if not sequences and not loop_ends and not _has_stage_attrs(func.body):
         return func
     return func.with_body(_Apply(sequences, loop_ends).visit_stmt(func.body))
 
