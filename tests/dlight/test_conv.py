@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 import graphc
 from graphc import dlight, te, tir, topi
-from graphc.dlight.cpu.conv import ConvTile, conv_lanes, conv_tile
+from graphc.dlight.cpu.conv import ConvTile, conv_lanes, conv_tile, padded_channels
 from graphc.dlight.cpu.matmul import PREPROC_ANNOTATION
 
 RULE = dlight.cpu.Conv2d()
@@ -77,6 +77,12 @@ def test_register_tile_covers_rows_and_channel_vectors():
     assert conv_tile(56, 64, 16, 32) == ConvTile(4, 4, 16)
     assert conv_tile(7, 512, 16, 32) == ConvTile(7, 2, 16)  # a 7-pixel row: 7 x 32 channels
     assert conv_tile(13, 48, 16, 32) == ConvTile(13, 1, 16)  # a prime width: the whole row
+    # at most 21 accumulators for part of a row: 11 x 2 vectors (22) at 55 pixels and 6 x 4 (24) at 24
+    # ran slower; 24 for a whole row
+    assert conv_tile(55, 64, 16, 32) == ConvTile(5, 4, 16) and conv_tile(24, 64, 16, 32) == ConvTile(4, 4, 16)
+    assert conv_tile(7, 96, 16, 32) == ConvTile(7, 3, 16)  # 21: as fast as 7 x 2
+    assert conv_tile(6, 256, 16, 32) == ConvTile(6, 4, 16)
+    assert conv_tile(12, 384, 16, 32) == ConvTile(12, 2, 16)
     assert conv_tile(56, 24, 16, 32) is None  # 24 channels are not whole vectors
     sch = _apply(conv_program(16, 64, 9, 14, 3, pad=1, epilogue=True))
     assert P.loop_kinds(sch, "conv2d_update")[-3:] == ["unroll", "unroll", "vectorized"]
@@ -130,7 +136,7 @@ def test_grouped_and_half_vector_convolutions_match_the_unscheduled_build(
 
 def test_half_vectors_and_the_group_index_of_a_group_of_panels():
     assert conv_lanes(1000, 16) == 8 and conv_lanes(68, 16) == 4 and conv_lanes(64, 8) == 8
-    sch = _apply(conv_program(512, 1000, 13, 13, 1))  # squeezenet's last convolution: 125 x 8 lanes
+    sch = _apply(conv_program(8, 40, 13, 13, 1))  # 40 channels: 5 x 8 lanes (padding would add a fifth)
     assert P.loop_kinds(sch, "conv2d_update")[-1] == "vectorized"
     assert int(P.loop_extents(sch, "conv2d_update")[-1]) == 8
     func = conv_program(384, 384, 12, 12, 3, pad=1, groups=2)  # 192 channels a group: 3 panels of 64
@@ -150,3 +156,44 @@ def test_depthwise_and_narrow_groups_are_left_to_the_other_rules():
 def test_declines_matmuls_and_is_in_the_cpu_defaults():
     assert RULE.apply(P.matmul()[0], P.AVX512, False) is None
     assert "Conv2d" in [r.name for r in dlight.default_rules("llvm")]
+
+
+def test_output_channels_padded_to_whole_vectors():
+    # squeezenet's last convolution: 1000 channels computed as 1008 (63 full vectors), not 125 x 8
+    assert padded_channels_of(1000, 16) == 1008 and padded_channels_of(40, 16) is None
+    assert padded_channels_of(72, 16) == 80 and padded_channels_of(64, 16) is None
+    func = conv_program(32, 1000, 13, 13, 1, epilogue=True)
+    sch = _apply(func.with_attr("layout_free_buffers", [1]))
+    assert int(P.loop_extents(sch, "conv2d_update")[-1]) == 16
+    pack = sch.get(sch.get_block("w_pad"))  # the zero-padding copy is the packing, done once
+    assert pack.annotations.get(PREPROC_ANNOTATION)
+    shape = [int(d) for d in pack.writes[0].buffer.shape]
+    assert shape[1:4] == [32, 1, 1] and shape[0] * shape[4] == 1008
+    check_against_unscheduled(func, sch.mod)
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    c=st.integers(1, 12),
+    o=st.sampled_from([72, 100, 130, 146, 200]),
+    h=st.integers(3, 15),
+    w=st.integers(3, 15),
+    k=st.sampled_from([1, 2, 3]),
+    stride=st.integers(1, 2),
+    pad=st.integers(0, 2),
+    dilation=st.integers(1, 2),
+    epilogue=st.booleans(),
+    target=st.sampled_from([P.AVX512, P.AVX2]),
+)
+def test_padded_output_channels_match_the_unscheduled_build(c, o, h, w, k, stride, pad, dilation, epilogue,
+                                                             target):
+    if (min(h, w) + 2 * pad - dilation * (k - 1) - 1) // stride + 1 < 1:
+        return  # no output
+    func = conv_program(c, o, h, w, k, stride, pad, dilation, epilogue=epilogue)
+    check_against_unscheduled(func, _apply(func, target).mod)
+
+
+def padded_channels_of(o, lanes):
+    func = conv_program(4, o, 5, 5, 1)
+    block = tir.Schedule(func).get(tir.Schedule(func).get_block("conv2d"))
+    return padded_channels(block, block.iter_vars[1].var, lanes)

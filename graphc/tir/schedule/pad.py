@@ -2,7 +2,9 @@
 
 `pad_einsum(block, padding)` (TVM's primitive, in its copy-in / copy-out form) takes a block
 whose every buffer index is one of its iter vars, each iter var bound to its own loop of the
-same extent (as `te.compute` and `T.grid` make them). For iter var `v` of extent `E` and
+same extent (as `te.compute` and `T.grid` make them); an input indexed otherwise (a
+convolution's window over its input) is allowed when no padded iter var indexes it, and is
+read as it is. For iter var `v` of extent `E` and
 padding `p`, the new extent is `ceil(E / p) * p`. Then:
 
 - every buffer the block reads that is indexed by a padded iter var is copied, before the
@@ -103,17 +105,19 @@ def _zero(e) -> bool:
     return isinstance(e, IntImm) and e.value == 0
 
 
-def _index_vars(block: Block, what: str) -> dict:
-    """Buffer -> the iter var at each of its dimensions (every access must agree)."""
+def _index_vars(block: Block, what: str) -> tuple:
+    """(buffer -> the iter var at each of its dimensions (every access must agree), buffer -> the
+    index tuples of its accesses that are not plain iter vars). The second kind is allowed for a
+    buffer no padded iter var indexes (`_check_other`): a convolution's window read of its input,
+    when only the output channels are padded."""
     ivars = {iv.var for iv in block.iter_vars}
     found: dict = {}
+    other: dict = {}
 
     def note(buffer, indices):
         if not all(isinstance(i, Var) and i in ivars for i in indices):
-            raise ScheduleError(
-                f"cannot {what}: access {buffer.name}[{', '.join(str(i) for i in indices)}] is not "
-                f"indexed by plain iter vars, so the block is not an einsum"
-            )
+            other.setdefault(buffer, []).append(tuple(indices))
+            return
         if found.setdefault(buffer, tuple(indices)) != tuple(indices):
             raise ScheduleError(f"cannot {what}: {buffer.name} is accessed at different indices")
 
@@ -129,7 +133,21 @@ def _index_vars(block: Block, what: str) -> dict:
     _Visit().visit_stmt(block.body)
     if block.init is not None:
         _Visit().visit_stmt(block.init)
-    return found
+    for buffer in other:
+        if buffer in found:
+            raise ScheduleError(f"cannot {what}: {buffer.name} is accessed at different indices")
+    return found, other
+
+
+def _check_other(other: dict, padded: set, written: set, what: str) -> None:
+    """Accesses by other than plain iter vars: only of inputs that no padded iter var indexes."""
+    for buffer, accesses in other.items():
+        for indices in accesses:
+            if buffer in written or any(uses_var(i, v) for i in indices for v in padded):
+                raise ScheduleError(
+                    f"cannot {what}: access {buffer.name}[{', '.join(str(i) for i in indices)}] is not "
+                    f"indexed by plain iter vars, so the block is not an einsum"
+                )
 
 
 def _factors(e) -> list:
@@ -202,7 +220,7 @@ def pad_einsum(func, func_name: str, name: str, padding):
     padding = list(padding)
     path, realize, loops = _check_shape(func, name, padding, what)
     block = realize.block
-    index_vars = _index_vars(block, what)
+    index_vars, other = _index_vars(block, what)
     ana = shape_analyzer(func)
     new_ext, padded = {}, set()
     for iv, p in zip(block.iter_vars, padding):
@@ -217,6 +235,7 @@ def pad_einsum(func, func_name: str, name: str, padding):
     _check_reduction(block, padded, what)
     reads, writes = access(block)
     written = {w.buffer for w in writes}
+    _check_other(other, padded, written, what)
     _check_outputs(func, realize, written, index_vars, padded, what)
     swap, copies_in, copies_out, allocs = {}, [], [], []
     for buf, idx in index_vars.items():

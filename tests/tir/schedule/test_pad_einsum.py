@@ -193,3 +193,28 @@ def test_pad_einsum_after_decompose_reduction_is_refused():
 
     s2 = tir.Schedule(accumulate)
     assert "without an init" in _illegal(s2, lambda: s2.pad_einsum(s2.get_block("C"), [4, 1]))
+
+
+@T.prim_func
+def conv1d(X: T.Buffer((12,), "float32"), W: T.Buffer((10, 3), "float32"), Y: T.Buffer((10, 10), "float32")):
+    for o, i, r in T.grid(10, 10, 3):
+        with T.block("Y"):
+            vo, vi, vr = T.axis.remap("SSR", [o, i, r])
+            with T.init():
+                Y[vo, vi] = 0.0
+            Y[vo, vi] = Y[vo, vi] + X[vi + vr] * W[vo, vr]
+
+
+def test_pad_einsum_reads_a_window_no_padded_iter_indexes():
+    # a convolution's output channels padded: its input's window index stays as it is
+    sch = tir.Schedule(conv1d)
+    sch.pad_einsum(sch.get_block("Y"), [8, 1, 1])
+    names = [b.name_hint for b in (sch.get(x) for x in sch.get_child_blocks(sch.get_block("root")))]
+    assert names == ["W_pad", "Y", "Y_pad"]
+    assert [sch.get(lp).extent.value for lp in sch.get_loops(sch.get_block("Y"))] == [16, 10, 3]
+    verify_well_formed(sch.mod["main"])
+    P.assert_same_result(conv1d, sch.mod["main"])
+    # padding an iter the window uses is refused, saying which access
+    s2 = tir.Schedule(conv1d)
+    assert "X[vi + vr]" in _illegal(s2, lambda: s2.pad_einsum(s2.get_block("Y"), [1, 4, 1]))
+    assert "X[vi + vr]" in _illegal(s2, lambda: s2.pad_einsum(s2.get_block("Y"), [1, 1, 2]))
