@@ -40,7 +40,7 @@ _MAX_ACCUMULATORS = 32  # a thread's register tile, tile_i * tile_j
 _K_TILES = (4, 8, 16, 32)
 _VECTORS = (1, 2, 4)
 _TC_SIDES = (1, 2, 4)  # fragments per warp along the rows / the columns
-_TC_WARPS = (2, 4)  # warps along the rows / the columns (a single warp along one is not scheduled)
+_TC_WARPS = (1, 2, 4)  # warps along the rows / the columns (not a single warp per block)
 
 
 def _choose(sch, candidates: list, default):
@@ -111,7 +111,7 @@ def sample_tensor_core_config(sch, cfg, roles, target):
     combos = []
     for wi in _TC_WARPS:
         for wj in _TC_WARPS:
-            if 32 * wi * wj > max_threads(target):
+            if wi * wj == 1 or 32 * wi * wj > max_threads(target):
                 continue
             for fi in _TC_SIDES:
                 for fj in _TC_SIDES:

@@ -133,7 +133,7 @@ def tile_tensor_core(sch: Schedule, infos: list, roles, cfg) -> None:
     outer = [*batch, bi, bj]
     bx = sch.fuse(*outer) if len(outer) > 1 else outer[0]
     sch.bind(bx, "blockIdx.x")
-    warp = sch.fuse(wi, wj)
+    warp = _fuse_present(sch, wi, wj)
     sch.bind(warp, "threadIdx.y")
     threads_y = cfg.warps_i * cfg.warps_j
     # fragments -> the shared output tile, each warp its own
@@ -144,7 +144,7 @@ def tile_tensor_core(sch: Schedule, infos: list, roles, cfg) -> None:
     swi, sfi, sri = _split(sch, loops[0], [cfg.warps_i, cfg.frags_i, TILE])
     swj, sfj, srj = _split(sch, loops[1], [cfg.warps_j, cfg.frags_j, TILE])
     sch.reorder(*[lp for lp in (swi, swj, sfi, sfj, sri, srj) if lp is not None])
-    sch.bind(sch.fuse(swi, swj), "threadIdx.y")
+    sch.bind(_fuse_present(sch, swi, swj), "threadIdx.y")
     sch.tensorize(sri, ti.WMMA_STORE)
     # the shared output tile -> the output, the epilogue folded in, by all threads
     sch.reverse_compute_at(out_shared, bx)
@@ -188,6 +188,15 @@ def _split(sch: Schedule, loop, factors: list) -> list:
     parts = iter(sch.split(loop, [factors[0], *kept]))
     first = next(parts)
     return [first, *(next(parts) if f != 1 else None for f in factors[1:])]
+
+
+def _fuse_present(sch: Schedule, *loops):
+    """The loops `_split` kept (a warp count of 1 leaves None) fused into one; ScheduleError for
+    one warp per block, which has no loop to bind."""
+    present = [lp for lp in loops if lp is not None]
+    if not present:
+        raise ScheduleError("one warp per block: no warp loop to bind to threadIdx.y")
+    return sch.fuse(*present) if len(present) > 1 else present[0]
 
 
 def _spread(sch: Schedule, block, loop, threads_y: int, contiguous: int = 1) -> None:

@@ -195,3 +195,14 @@ def test_tensor_core_kernels_compile_to_cubins_with_hmma(tmp_path, trans_b):
     cubin.write_bytes(code.binaries["sm_80"])
     sass = subprocess.run([tool, str(cubin)], capture_output=True, text=True, check=True).stdout
     assert "HMMA" in sass
+
+
+@pytest.mark.parametrize("warps", [(1, 2), (2, 1)])
+def test_tensor_cores_with_one_warp_along_an_axis(warps):
+    """A warp count of 1 along rows or columns (a tuner's candidate) schedules and runs; it used to
+    fail with an AttributeError while fusing the warp loops."""
+    cfg = MatmulConfig(tensor_cores="always", warps_i=warps[0], warps_j=warps[1], frags_i=1, frags_j=1)
+    rule = gpu.Matmul(cfg)
+    func = _matmul(64, 96, 48)
+    arrays, got, _ = _run(func, rule)
+    np.testing.assert_allclose(got.astype(np.float32), _reference(arrays, False, False), rtol=2e-3, atol=2e-3)
