@@ -146,6 +146,19 @@ ALL = {
 }
 
 
+def check_against_unscheduled(func, mod, atol=1e-4):
+    """Run `mod` (the scheduled `func`) and the unscheduled `func` on the same random float32
+    inputs (the last parameter is the output) and compare."""
+    arrays = [RNG.standard_normal([int(d) for d in func.buffer_map[p].shape]).astype("float32")
+              for p in func.params[:-1]]  # fmt: skip
+    out = func.buffer_map[func.params[-1]]
+    want = np.empty([int(d) for d in out.shape], "float32")
+    got = np.empty_like(want)
+    graphc.build(func)["main"](*arrays, want)
+    graphc.build(mod)["main"](*arrays, got)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=atol)
+
+
 def check_numerics(mod_or_func, inputs, ref, rtol=1e-4, atol=1e-5):
     """Build for the host, run, compare every output with numpy."""
     expected = ref(*inputs)

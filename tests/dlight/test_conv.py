@@ -3,7 +3,6 @@ and dilation; the register tile; epilogues; weight packing; grouped convolutions
 ones left to the other rules (and still right)."""
 
 import dlight_programs as P
-import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -29,17 +28,6 @@ def conv_program(c, o, h, w, k, stride=1, pad=0, dilation=1, groups=1, epilogue=
     return te.create_prim_func([*args, y])
 
 
-def check_against_unscheduled(func, mod):
-    arrays = []
-    for p in func.params[:-1]:
-        arrays.append(P.RNG.standard_normal([int(d) for d in func.buffer_map[p].shape]).astype("float32"))
-    out = func.buffer_map[func.params[-1]]
-    want = np.empty([int(d) for d in out.shape], "float32")
-    got = np.empty_like(want)
-    graphc.build(func)["main"](*arrays, want)
-    graphc.build(mod)["main"](*arrays, got)
-    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
-
 
 def _apply(func, target=P.AVX512):
     sch = RULE.apply(func, target, False)
@@ -63,14 +51,14 @@ def test_random_convolutions_match_the_unscheduled_build(c, o, h, w, k, stride, 
     if (min(h, w) + 2 * pad - dilation * (k - 1) - 1) // stride + 1 < 1:
         return  # no output
     func = conv_program(c, o, h, w, k, stride, pad, dilation, epilogue=epilogue)
-    check_against_unscheduled(func, _apply(func).mod)
+    P.check_against_unscheduled(func, _apply(func).mod)
 
 
 def test_resnet_layers_on_avx2_and_avx512():
     for shape in [(64, 64, 14, 14, 3, 1, 1), (32, 64, 16, 16, 1, 2, 0), (3, 16, 23, 23, 7, 2, 3)]:
         func = conv_program(*shape, epilogue=True)
         for target in (P.AVX2, P.AVX512):
-            check_against_unscheduled(func, _apply(func, target).mod)
+            P.check_against_unscheduled(func, _apply(func, target).mod)
 
 
 def test_register_tile_covers_rows_and_channel_vectors():
@@ -107,7 +95,7 @@ def test_grouped_convolutions_with_whole_vectors_per_group():
         func = conv_program(c, o, 11, 12, 3, stride, pad=1, groups=groups, epilogue=True)
         sch = _apply(func)
         assert [int(e) for e in P.loop_extents(sch, "conv2d_update")[-2:]] == [1, 16]  # one group's panel
-        check_against_unscheduled(func, sch.mod)
+        P.check_against_unscheduled(func, sch.mod)
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -131,7 +119,7 @@ def test_grouped_and_half_vector_convolutions_match_the_unscheduled_build(
         return
     func = conv_program(groups * c_per_group, groups * o_per_group, h, w, k, stride, pad, groups=groups,
                         epilogue=epilogue)  # fmt: skip
-    check_against_unscheduled(func, _apply(func).mod)
+    P.check_against_unscheduled(func, _apply(func).mod)
 
 
 def test_half_vectors_and_the_group_index_of_a_group_of_panels():
@@ -142,7 +130,7 @@ def test_half_vectors_and_the_group_index_of_a_group_of_panels():
     func = conv_program(384, 384, 12, 12, 3, pad=1, groups=2)  # 192 channels a group: 3 panels of 64
     lowered = graphc.lower(_apply(func).mod).script()
     assert "// 192" not in lowered  # the input's group is the panel's, not a per-lane gather
-    check_against_unscheduled(func, _apply(func).mod)
+    P.check_against_unscheduled(func, _apply(func).mod)
 
 
 def test_depthwise_and_narrow_groups_are_left_to_the_other_rules():
@@ -150,7 +138,7 @@ def test_depthwise_and_narrow_groups_are_left_to_the_other_rules():
         func = conv_program(c, o, 12, 12, 3, pad=1, groups=groups)
         assert RULE.apply(func, P.AVX512, False) is None
         with graphc.target.Target("llvm"):
-            check_against_unscheduled(func, dlight.default_schedule()(graphc.IRModule({"main": func})))
+            P.check_against_unscheduled(func, dlight.default_schedule()(graphc.IRModule({"main": func})))
 
 
 def test_declines_matmuls_and_is_in_the_cpu_defaults():
@@ -169,7 +157,7 @@ def test_output_channels_padded_to_whole_vectors():
     assert pack.annotations.get(PREPROC_ANNOTATION)
     shape = [int(d) for d in pack.writes[0].buffer.shape]
     assert shape[1:4] == [32, 1, 1] and shape[0] * shape[4] == 1008
-    check_against_unscheduled(func, sch.mod)
+    P.check_against_unscheduled(func, sch.mod)
 
 
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -190,7 +178,7 @@ def test_padded_output_channels_match_the_unscheduled_build(c, o, h, w, k, strid
     if (min(h, w) + 2 * pad - dilation * (k - 1) - 1) // stride + 1 < 1:
         return  # no output
     func = conv_program(c, o, h, w, k, stride, pad, dilation, epilogue=epilogue)
-    check_against_unscheduled(func, _apply(func, target).mod)
+    P.check_against_unscheduled(func, _apply(func, target).mod)
 
 
 def padded_channels_of(o, lanes):

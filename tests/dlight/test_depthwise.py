@@ -3,7 +3,6 @@ counts, map sizes (odd, prime), kernels, strides, padding, dilation and channel 
 the tile; the padded plane; cpu.Window handing them over."""
 
 import dlight_programs as P
-import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -29,16 +28,6 @@ def depthwise_program(c, h, w, k=3, stride=1, pad=1, dilation=1, multiplier=1, e
     return te.create_prim_func([*args, y])
 
 
-def check_against_unscheduled(func, mod):
-    arrays = [P.RNG.standard_normal([int(d) for d in func.buffer_map[p].shape]).astype("float32")
-              for p in func.params[:-1]]  # fmt: skip
-    out = func.buffer_map[func.params[-1]]
-    want = np.empty([int(d) for d in out.shape], "float32")
-    got = np.empty_like(want)
-    graphc.build(func)["main"](*arrays, want)
-    graphc.build(mod)["main"](*arrays, got)
-    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
-
 
 @settings(max_examples=14, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
@@ -62,7 +51,7 @@ def test_random_depthwise_convolutions_match_the_unscheduled_build(
     sch = RULE.apply(func, P.AVX2 if avx2 else P.AVX512, False)
     if sch is None:  # no vector of 4 pixels divides the output row: cpu.Window's
         return
-    check_against_unscheduled(func, sch.mod)
+    P.check_against_unscheduled(func, sch.mod, atol=1e-5)
 
 
 def test_shufflenet_layers_keep_a_channel_plane_together():
@@ -75,7 +64,7 @@ def test_shufflenet_layers_keep_a_channel_plane_together():
         pad = sch.get(sch.get_block("pad_temp"))
         assert pad.writes[0].buffer.scope == "local"
         assert any(r.buffer.scope == "local" for r in sch.get(sch.get_block("out")).reads)
-        check_against_unscheduled(func, sch.mod)
+        P.check_against_unscheduled(func, sch.mod, atol=1e-5)
 
 
 def test_stride_two_reads_a_deinterleaved_plane_contiguously():
@@ -85,7 +74,7 @@ def test_stride_two_reads_a_deinterleaved_plane_contiguously():
     assert len(pad.shape) == 5  # [n, c, row, column % 2, column // 2]
     lowered = graphc.lower(sch.mod).script()
     assert "% 2" not in lowered.split("conv2d_local_1[")[-1]  # the reads simplified to plain offsets
-    check_against_unscheduled(func, sch.mod)
+    P.check_against_unscheduled(func, sch.mod, atol=1e-5)
 
 
 def test_the_tile_holds_whole_rows_in_vectors_dividing_them():
@@ -113,4 +102,4 @@ def test_in_the_defaults_before_window_and_declines_pooling_and_grouped():
         func = depthwise_program(32, 14, 14, stride=2, epilogue=True)
         mod = dlight.default_schedule()(graphc.IRModule({"main": func}))
         assert mod["main"].attrs["dlight.rule"] == "Depthwise"
-        check_against_unscheduled(func, mod)
+        P.check_against_unscheduled(func, mod, atol=1e-5)

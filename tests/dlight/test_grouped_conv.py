@@ -3,11 +3,9 @@ unscheduled build over random groups, channel counts (odd, prime) and map sizes;
 weight packing; what it leaves to cpu.Conv2d."""
 
 import dlight_programs as P
-import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import graphc
 from graphc import dlight, te, tir, topi
 from graphc.dlight.cpu.grouped_conv import GroupedConv, PixelTile, pixel_tile
 from graphc.dlight.cpu.matmul import PREPROC_ANNOTATION
@@ -31,16 +29,6 @@ def grouped_program(groups, c_per_group, o_per_group, h, w, k=1, stride=1, pad=0
     return te.create_prim_func([*args, y])
 
 
-def check_against_unscheduled(func, mod):
-    arrays = [P.RNG.standard_normal([int(d) for d in func.buffer_map[p].shape]).astype("float32")
-              for p in func.params[:-1]]  # fmt: skip
-    out = func.buffer_map[func.params[-1]]
-    want = np.empty([int(d) for d in out.shape], "float32")
-    got = np.empty_like(want)
-    graphc.build(func)["main"](*arrays, want)
-    graphc.build(mod)["main"](*arrays, got)
-    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
-
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
@@ -59,7 +47,7 @@ def test_random_grouped_pointwise_convolutions_match_the_unscheduled_build(
     sch = RULE.apply(func, P.AVX2 if avx2 else P.AVX512, False)
     if sch is None:  # no tile of 4-pixel vectors, or channel vectors as good
         return
-    check_against_unscheduled(func, sch.mod)
+    P.check_against_unscheduled(func, sch.mod)
 
 
 def test_shufflenet_layers_vectorize_the_pixels():
@@ -76,7 +64,7 @@ def test_shufflenet_layers_vectorize_the_pixels():
             assert P.loop_kinds(sch, "conv2d_update")[0] == "parallel"
             # the epilogue runs on each tile from the accumulators
             assert any(r.buffer.scope == "local" for r in sch.get(sch.get_block("out")).reads)
-            check_against_unscheduled(func, sch.mod)
+            P.check_against_unscheduled(func, sch.mod)
 
 
 def test_the_tile_minimises_vector_operations_per_multiply_add():
@@ -111,4 +99,4 @@ def test_leaves_strided_padded_dense_and_whole_vector_convolutions_to_conv2d():
     func = grouped_program(4, 68, 68, 14, 14, epilogue=True)
     sch = dlight.cpu.Conv2d().apply(func, P.AVX512, False)
     assert int(P.loop_extents(sch, "conv2d_update")[-1]) == 14  # a row of pixels, not channel lanes
-    check_against_unscheduled(func, sch.mod)
+    P.check_against_unscheduled(func, sch.mod)

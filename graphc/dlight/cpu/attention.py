@@ -50,7 +50,7 @@ from ..base import ScheduleRule, get_block_info, normalize_prim_func
 from ..base.analysis import block_realize, block_regions, uses_var
 from .gemm_analysis import GemmRoles, gemm_roles
 from .matmul import _dividing_rows, _loops_by_var, _vectorize_inner, sampled, tile_shape
-from .utils import decompose_at_first_reduce, output_dtype, vector_lanes, vector_registers
+from .utils import decompose_at_first_reduce, output_dtype, vector_lanes, vector_registers, written_buffer
 
 
 class Attention(ScheduleRule):
@@ -77,11 +77,6 @@ def _reads(sch: Schedule, block: BlockRV) -> set:
     return {r.buffer for r in block_regions(sch.get(block))[0]}
 
 
-def _writes(sch: Schedule, block: BlockRV):
-    writes = block_regions(sch.get(block))[1]
-    return writes[0].buffer if len(writes) == 1 else None
-
-
 def _gemm(sch: Schedule, block: BlockRV) -> GemmRoles | None:
     return gemm_roles(sch.get(block), block_regions(sch.get(block))[0])
 
@@ -99,7 +94,7 @@ def _match(sch: Schedule, infos) -> dict | None:
         return None
     middle = infos[1:-1]
     probs = middle[-1]
-    if not probs.is_injective() or _writes(sch, probs.block_rv) is not out_roles.a.buffer:
+    if not probs.is_injective() or written_buffer(sch, probs.block_rv) is not out_roles.a.buffer:
         return None
     if not all(b.is_injective() or (b.is_reduction() and b.dom_kind().endswith("R")) for b in middle):
         return None

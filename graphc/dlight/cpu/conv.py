@@ -50,7 +50,7 @@ from ...ir import DataType
 from ...tir.expr import IntImm
 from ...tir.function import PrimFunc
 from ...tir.schedule import BlockRV, Schedule
-from ..base import ScheduleRule, get_block_info, normalize_prim_func, try_inline
+from ..base import ScheduleRule, get_block_info, try_inline
 from ..base.analysis import block_regions, is_output_block
 from .fallback import guarded, schedule_block_generic
 from .gemm_analysis import GemmRoles, gemm_roles
@@ -63,7 +63,7 @@ from .matmul import (
     _vectorize_inner,
     sampled,
 )
-from .utils import cache_bytes, output_dtype, vector_lanes, vector_registers
+from .utils import cache_bytes, one_reduction, output_dtype, vector_lanes, vector_registers, written_buffer
 
 # measured (one thread, znver5): 28 zmm accumulators spill (171 vs 244 GFLOP/s on 3x3 64-ch). A tile
 # of part of a row with 22-24 runs 15-35% slower than 16-21 (3x3 16->64 at 55x55: 11x2 177, 5x4 222
@@ -159,21 +159,19 @@ class Conv2d(ScheduleRule):
         grouped = GroupedConv().apply(func, target, tunable)
         if grouped is not None:
             return grouped
-        sch = Schedule(func)
-        infos = normalize_prim_func(sch)
-        if not infos:
+        found = one_reduction(func, target)
+        if found is None:
             return None
-        reductions = [i for i in infos if i.reduction_block]
-        if len(reductions) != 1:
-            return None
-        conv = reductions[0].block_rv
+        sch, infos, reduction = found
+        conv = reduction.block_rv
         roles = _roles(sch, conv)
         if roles is None or roles.plain(roles.a):
             return None  # plain operands on both sides: a matmul (cpu.Matmul's)
-        if output_dtype(sch, reductions[0]) not in ("float32", "float64"):
+        if output_dtype(sch, reduction) not in ("float32", "float64"):
             return None
         # keep the padded input: inlined, every one of KH*KW reads would test the border
-        keep = {i.name for i in infos if not i.reduction_block and _writes(sch, i.block_rv) is roles.a.buffer}
+        keep = {i.name for i in infos
+                if not i.reduction_block and written_buffer(sch, i.block_rv) is roles.a.buffer}
         infos = try_inline(sch, keep=keep)
         if not infos or any(not i.is_injective() for i in infos if i.name != sch.get(conv).name_hint):
             return None
@@ -196,11 +194,6 @@ class Conv2d(ScheduleRule):
 def _roles(sch: Schedule, block: BlockRV) -> GemmRoles | None:
     reads, _ = block_regions(sch.get(block))
     return gemm_roles(sch.get(block), reads, vector_operand="plain")
-
-
-def _writes(sch: Schedule, block: BlockRV):
-    writes = block_regions(sch.get(block))[1]
-    return writes[0].buffer if len(writes) == 1 else None
 
 
 def _block_names(sch: Schedule) -> list:

@@ -43,10 +43,10 @@ from ...tir.expr import IntImm
 from ...tir.function import PrimFunc
 from ...tir.functor import substitute
 from ...tir.schedule import BlockRV, Schedule
-from ..base import ScheduleRule, normalize_prim_func, try_inline
-from ..base.analysis import block_regions, is_output_block
+from ..base import ScheduleRule, try_inline
+from ..base.analysis import is_output_block
 from .matmul import _loops_by_var, sampled
-from .utils import output_dtype, vector_lanes
+from .utils import one_reduction, output_dtype, vector_lanes, written_buffer
 
 # below this many multiply-adds a depthwise convolution runs on one thread: waking the pool
 # costs ~5 us, two threads gain once a kernel takes over ~10 us (ShuffleNet's 544 channels at
@@ -94,27 +94,24 @@ class Depthwise(ScheduleRule):
     """Depthwise convolutions with fused epilogues (see the module docstring)."""
 
     def apply(self, func: PrimFunc, target, tunable: bool) -> Schedule | None:
-        if not isinstance(func, PrimFunc) or not target.is_cpu:
+        found = one_reduction(func, target)
+        if found is None:
             return None
-        sch = Schedule(func)
-        infos = normalize_prim_func(sch)
-        if not infos:
+        sch, infos, reduction = found
+        if output_dtype(sch, reduction) not in ("float32", "float64"):
             return None
-        reductions = [i for i in infos if i.reduction_block]
-        if len(reductions) != 1 or output_dtype(sch, reductions[0]) not in ("float32", "float64"):
-            return None
-        conv = reductions[0].block_rv
+        conv = reduction.block_rv
         found = _depthwise(sch, conv)
         if found is None:
             return None
         x_buf = found[0]
-        keep = {i.name for i in infos if not i.reduction_block and _writes(sch, i.block_rv) is x_buf}
+        keep = {i.name for i in infos if not i.reduction_block and written_buffer(sch, i.block_rv) is x_buf}
         infos = try_inline(sch, keep=keep)
         if not infos or any(not i.is_injective() for i in infos if not i.reduction_block):
             return None
         names = [i.name for i in infos]
-        conv = sch.get_block(reductions[0].name)
-        if names.index(reductions[0].name) > len(keep):
+        conv = sch.get_block(reduction.name)
+        if names.index(reduction.name) > len(keep):
             return None  # something else before the convolution
         found = _depthwise(sch, conv)
         if found is None:
@@ -127,11 +124,6 @@ class Depthwise(ScheduleRule):
                 raise
             return None
         return sch
-
-
-def _writes(sch: Schedule, block: BlockRV):
-    writes = block_regions(sch.get(block))[1]
-    return writes[0].buffer if len(writes) == 1 else None
 
 
 def _depthwise(sch: Schedule, conv: BlockRV):

@@ -41,11 +41,11 @@ from ...errors import ScheduleError
 from ...tir.expr import Add, IntImm
 from ...tir.function import PrimFunc
 from ...tir.schedule import BlockRV, Schedule
-from ..base import ScheduleRule, get_block_info, normalize_prim_func, try_inline
+from ..base import ScheduleRule, get_block_info, try_inline
 from ..base.analysis import block_regions, is_output_block
 from .conv import _layout_free, _roles, conv_lanes
 from .matmul import PREPROC_ANNOTATION, SERIAL_FLOPS, _loops_by_var, _vectorize_inner, sampled
-from .utils import output_dtype, vector_lanes, vector_registers
+from .utils import one_reduction, output_dtype, vector_lanes, vector_registers
 
 MAX_ACCUMULATORS = 24  # as cpu.Conv2d: 28 zmm accumulators spill
 
@@ -121,15 +121,10 @@ class GroupedConv(ScheduleRule):
     """Grouped 1x1 stride-1 convolutions as per-group GEMMs over the pixels (see the module doc)."""
 
     def apply(self, func: PrimFunc, target, tunable: bool) -> Schedule | None:
-        if not isinstance(func, PrimFunc) or not target.is_cpu:
+        found = one_reduction(func, target)
+        if found is None or output_dtype(found[0], found[2]) not in ("float32", "float64"):
             return None
-        sch = Schedule(func)
-        infos = normalize_prim_func(sch)
-        if not infos:
-            return None
-        reductions = [i for i in infos if i.reduction_block]
-        if len(reductions) != 1 or output_dtype(sch, reductions[0]) not in ("float32", "float64"):
-            return None
+        sch = found[0]
         infos = try_inline(sch)
         if not infos or any(not i.is_injective() for i in infos if not i.reduction_block):
             return None

@@ -20,7 +20,9 @@ import os
 from ...errors import ScheduleError
 from ...ir import DataType
 from ...tir.analysis.block_access import to_affine
-from ...tir.schedule import LoopRV, Schedule
+from ...tir.function import PrimFunc
+from ...tir.schedule import BlockRV, LoopRV, Schedule
+from ..base import normalize_prim_func
 from ..base.analysis import BlockInfo, block_realize, block_regions, get_block_info, uses_var
 
 # Below this many loop iterations (over all loops of a block) a block stays serial: the
@@ -129,6 +131,27 @@ def vector_lanes(target, dtype: str) -> int:
     """How many `dtype` elements one vector register holds on `target` (at least 1)."""
     bits = DataType(dtype).bits * DataType(dtype).lanes
     return max(1, vector_bits(target) // max(bits, 8))
+
+
+def one_reduction(func, target) -> tuple | None:
+    """(schedule, block infos, the reduction's info) of a CPU PrimFunc with exactly one
+    reduction block, its blocks normalized; None for anything else (the rules' first test)."""
+    if not isinstance(func, PrimFunc) or not target.is_cpu:
+        return None
+    sch = Schedule(func)
+    infos = normalize_prim_func(sch)
+    if not infos:
+        return None
+    reductions = [i for i in infos if i.reduction_block]
+    if len(reductions) != 1:
+        return None
+    return sch, infos, reductions[0]
+
+
+def written_buffer(sch: Schedule, block: BlockRV):
+    """The one buffer `block` writes (None when it writes several)."""
+    writes = block_regions(sch.get(block))[1]
+    return writes[0].buffer if len(writes) == 1 else None
 
 
 def output_dtype(sch: Schedule, info: BlockInfo) -> str:

@@ -37,28 +37,31 @@ from ...tir.analysis.var_use import used_vars
 from ...tir.function import PrimFunc
 from ...tir.functor import substitute
 from ...tir.schedule import BlockRV, Schedule
-from ..base import ScheduleRule, get_block_info, normalize_prim_func, try_inline
+from ..base import ScheduleRule, get_block_info, try_inline
 from ..base.analysis import block_regions
 from .fallback import guarded, schedule_block_generic
-from .utils import decompose_at_first_reduce, output_dtype, parallelize_outer, vector_lanes, write_contiguous
+from .utils import (
+    decompose_at_first_reduce,
+    one_reduction,
+    output_dtype,
+    parallelize_outer,
+    vector_lanes,
+    write_contiguous,
+    written_buffer,
+)
 
 
 class Window(ScheduleRule):
     """Depthwise/grouped convolutions and pooling (see the module docstring)."""
 
     def apply(self, func: PrimFunc, target, tunable: bool) -> Schedule | None:
-        if not isinstance(func, PrimFunc) or not target.is_cpu:
+        found = one_reduction(func, target)
+        if found is None or not _is_window(found[0], found[2]):
             return None
-        sch = Schedule(func)
-        infos = normalize_prim_func(sch)
-        if not infos:
-            return None
-        reductions = [i for i in infos if i.reduction_block]
-        if len(reductions) != 1 or not _is_window(sch, reductions[0]):
-            return None
-        name = reductions[0].name
-        window = _window_buffers(sch, reductions[0])
-        keep = {i.name for i in infos if not i.reduction_block and _writes(sch, i.block_rv) in window}
+        sch, infos, reduction = found
+        name = reduction.name
+        window = _window_buffers(sch, reduction)
+        keep = {i.name for i in infos if not i.reduction_block and written_buffer(sch, i.block_rv) in window}
         infos = try_inline(sch, keep=keep)
         if not infos or any(not i.is_injective() for i in infos if i.name != name):
             return None
@@ -112,11 +115,6 @@ def _window_buffers(sch: Schedule, info) -> set:
         if last in names and names & reduce and step == 1:
             found.add(region.buffer)
     return found
-
-
-def _writes(sch: Schedule, block: BlockRV):
-    writes = block_regions(sch.get(block))[1]
-    return writes[0].buffer if len(writes) == 1 else None
 
 
 def row_vector(extent: int, lanes: int) -> tuple[int, bool] | None:
