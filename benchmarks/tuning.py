@@ -123,23 +123,39 @@ def mlp_onnx(weights):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
-def run_matmul(budget: float, records: str, repeat: int, tune: bool = True) -> dict:
-    import graphc
+def square_matmul(n: int):
+    """The n x n x n float32 matmul as a PrimFunc (A, B, C)."""
     from graphc import te
-    from graphc.dlight import default_rules
-    from graphc.dlight.base.transform import apply_rules
-    from graphc.ir.module import IRModule
-    from graphc.target import Target
-    from graphc.tune.apply import replay
-    from graphc.tune.database import Database
-    from graphc.tune.tasks import tasks_of_module, workload_key
 
-    n = 1024
     A = te.placeholder((n, n), "float32", name="A")
     B = te.placeholder((n, n), "float32", name="B")
     k = te.reduce_axis((0, n), "k")
     C = te.compute((n, n), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
-    func = te.create_prim_func([A, B, C])
+    return te.create_prim_func([A, B, C])
+
+
+def default_and_tuned(func, target, db, kernel_of) -> tuple:
+    """`kernel_of` the default schedule of `func` and of its best record in `db` (the default
+    when it has none)."""
+    from graphc.dlight import default_rules
+    from graphc.dlight.base.transform import apply_rules
+    from graphc.tune.apply import replay
+    from graphc.tune.tasks import workload_key
+
+    default = kernel_of(apply_rules(func, target, default_rules(target)))
+    best = db.best(workload_key(func), target)
+    return default, (kernel_of(replay(func, best, target)) if best is not None else default)
+
+
+def run_matmul(budget: float, records: str, repeat: int, tune: bool = True) -> dict:
+    import graphc
+    from graphc.ir.module import IRModule
+    from graphc.target import Target
+    from graphc.tune.database import Database
+    from graphc.tune.tasks import tasks_of_module
+
+    n = 1024
+    func = square_matmul(n)
     target = Target("llvm")
     db = graphc.tune(func, target, trials=100000, time_budget=budget, records=records) if tune else \
         Database.open(records)
@@ -152,9 +168,7 @@ def run_matmul(budget: float, records: str, repeat: int, tune: bool = True) -> d
         lib = graphc.build(IRModule({"main": scheduled.with_attr("global_symbol", "main")}), target=target)
         return lib["main"]
 
-    default = kernel_of(apply_rules(func, target, default_rules(target)))
-    best = db.best(workload_key(func), target)
-    tuned = kernel_of(replay(func, best)) if best is not None else default
+    default, tuned = default_and_tuned(func, target, db, kernel_of)
     tuned(ta, tb, tc)
     np.testing.assert_allclose(tc.numpy(), a @ b, rtol=1e-3, atol=1e-3)
     fns = {"graphc default": lambda: default(ta, tb, tc), "graphc tuned": lambda: tuned(ta, tb, tc),
@@ -169,21 +183,13 @@ def run_matmul(budget: float, records: str, repeat: int, tune: bool = True) -> d
 def run_matmul_opencl(budget: float, records: str, repeat: int, tune: bool = True) -> dict:
     """The 512^3 matmul tuned for opencl, default vs tuned timed on the OpenCL device (and numpy)."""
     import graphc
-    from graphc import te
-    from graphc.dlight import default_rules
-    from graphc.dlight.base.transform import apply_rules
     from graphc.ir.module import IRModule
     from graphc.target import Target
-    from graphc.tune.apply import replay
     from graphc.tune.database import Database
-    from graphc.tune.tasks import tasks_of_module, workload_key
+    from graphc.tune.tasks import tasks_of_module
 
     n = 512
-    A = te.placeholder((n, n), "float32", name="A")
-    B = te.placeholder((n, n), "float32", name="B")
-    k = te.reduce_axis((0, n), "k")
-    C = te.compute((n, n), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
-    func = te.create_prim_func([A, B, C])
+    func = square_matmul(n)
     target = Target("opencl")
     dev = graphc.opencl(0)
     db = graphc.tune(func, target, trials=100000, time_budget=budget, records=records, timeout=60) if tune \
@@ -202,9 +208,7 @@ def run_matmul_opencl(budget: float, records: str, repeat: int, tune: bool = Tru
 
         return run
 
-    default = kernel_of(apply_rules(func, target, default_rules(target)))
-    best = db.best(workload_key(func), target)
-    tuned = kernel_of(replay(func, best, target)) if best is not None else default
+    default, tuned = default_and_tuned(func, target, db, kernel_of)
     tuned()
     np.testing.assert_allclose(tc.numpy(), a @ b, rtol=1e-3, atol=1e-3)
     fns = {"graphc default": default, "graphc tuned": tuned, "numpy": lambda: a @ b}
