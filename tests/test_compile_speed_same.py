@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from graphc import driver
+from graphc import compile_gc, driver
 from graphc.frontend.torch import from_exported_program
 from graphc.ir import structural_hash
 from graphc.relax import expr as rx
@@ -142,12 +142,12 @@ def test_fewer_collections_puts_the_collector_back(uncached):
 
     before, frozen = gc.get_threshold(), gc.get_freeze_count()
     driver.compile(_module(), progress=progress)
-    assert seen and all(state == (driver._GC_THRESHOLD, True) for state in seen)
+    assert seen and all(state == (compile_gc._GC_THRESHOLD, True) for state in seen)
     assert (gc.get_threshold(), gc.get_freeze_count()) == (before, frozen)
     with driver.fewer_collections():  # nested: the outer one puts it back
         with driver.fewer_collections():
             pass
-        assert gc.get_threshold() == driver._GC_THRESHOLD
+        assert gc.get_threshold() == compile_gc._GC_THRESHOLD
     assert (gc.get_threshold(), gc.get_freeze_count()) == (before, frozen)
     gc.disable()  # the program's choice: left alone
     try:
